@@ -1,0 +1,20 @@
+// The one list of subcommands: adding a command = one cmd_<name>.cpp plus one row here.
+#include "commands.hpp"
+
+namespace autoddl::cli {
+
+RunFn setup_models(CLI::App& sub);
+RunFn setup_clusters(CLI::App& sub);
+RunFn setup_comm(CLI::App& sub);
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"models", "List the model zoo: knobs with defaults, parameters, forward FLOPs per sample",
+       setup_models},
+      {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
+      {"comm", "Collective times in nccl-tests' table shape (α-β model)", setup_comm},
+  };
+  return table;
+}
+
+}  // namespace autoddl::cli

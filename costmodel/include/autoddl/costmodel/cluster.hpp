@@ -1,0 +1,86 @@
+// ClusterSpec: every hardware constant of a modeled cluster, loaded from JSON (a preset in
+// costmodel/presets/ or a user file). Units are SI: bytes, seconds, FLOP/s. In JSON, every
+// number may be written as {"value": x, "source": "datasheet / paper, table"}; presets must
+// cite a source for every number, and the loader keeps the citations so save() round-trips.
+// The loader rejects unknown or missing keys and out-of-range values (InputError).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autoddl/costmodel/dtype.hpp"
+
+namespace autoddl::costmodel {
+
+// Fraction of peak a kernel reaches, by its FLOPs; interpolated linearly in log10(flops) and
+// clamped at the ends. Points sorted by flops.
+struct EfficiencyPoint {
+  double flops = 0;
+  double efficiency = 1;
+};
+double interpolate_efficiency(const std::vector<EfficiencyPoint>& table, double flops);
+
+struct GpuSpec {
+  std::string name;
+  double peak_flops_fp32 = 0;  // dense, FLOP/s
+  double peak_flops_fp16 = 0;  // dense tensor-core FLOP/s
+  double peak_flops_bf16 = 0;
+  double memory_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  double hbm_efficiency = 1;        // fraction of hbm_bytes_per_s memory-bound kernels reach
+  double launch_overhead_s = 0;     // per kernel launch
+  std::vector<EfficiencyPoint> matmul_efficiency;
+  std::vector<EfficiencyPoint> conv_efficiency;
+
+  double peak_flops(DType t) const;  // fp32 for int types too
+};
+
+struct IntraNodeSpec {
+  std::string fabric;           // "nvswitch", "nvlink", "pcie", or "none" (1 GPU per node)
+  double bw_bytes_per_s = 0;    // per GPU, per direction
+  double latency_s = 0;
+  double efficiency = 1;        // fraction of bw a collective reaches (bus bandwidth / link)
+};
+
+struct InterNodeSpec {
+  int nics_per_node = 1;
+  double nic_bw_bytes_per_s = 0;  // per NIC, per direction
+  double latency_s = 0;
+  double efficiency = 1;          // fraction of NIC bw a collective reaches
+  std::string topology = "star";  // "star" or "fat-tree"
+  double oversubscription = 1;    // fat-tree: downlink/uplink bandwidth ratio, >= 1
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  GpuSpec gpu;
+  IntraNodeSpec intra;
+  InterNodeSpec inter;
+  std::string calibration_file;  // optional; empty = pure α-β
+  // Citation per field path ("gpu.memory_bytes" -> "NVIDIA A100 datasheet"), kept for save().
+  std::map<std::string, std::string> sources;
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+  // All NICs of a node together, per direction, after efficiency.
+  double node_nic_bw_bytes_per_s() const {
+    return inter.nics_per_node * inter.nic_bw_bytes_per_s * inter.efficiency;
+  }
+  double intra_bw_bytes_per_s() const { return intra.bw_bytes_per_s * intra.efficiency; }
+};
+
+// Parses and checks a cluster JSON object; throws InputError(source, "<field path>", reason).
+ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& source);
+nlohmann::json cluster_to_json(const ClusterSpec& c);
+ClusterSpec load_cluster_file(const std::string& path);
+
+std::vector<std::string> preset_names();
+// A preset name or a path to a cluster JSON; nodes_override > 0 replaces the node count.
+// Throws InputError("--cluster", ...) for an unknown preset, ("--nodes", ...) for < 1.
+ClusterSpec resolve_cluster(const std::string& name_or_path, int nodes_override = 0);
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,71 @@
+// Collective communication cost (α-β, "Hockney") for a group of ranks on a cluster.
+// Byte counts follow nccl-tests: S is the "size" column, i.e. the all-reduce buffer, the full
+// gathered (all_gather) or scattered (reduce_scatter) tensor, the whole per-rank buffer for
+// all_to_all, and the message for send_recv. One table row per kind holds the ring algorithm's
+// latency steps and bandwidth factor; the bandwidth factor is also nccl-tests' busbw factor
+// (doc/PERFORMANCE.md), so the model and the measurements agree on what 2(n−1)/n means.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+
+namespace autoddl::costmodel {
+
+enum class CollectiveKind : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+inline constexpr int kCollectiveKindCount = 5;
+
+enum class CollectiveAlgo : uint8_t { ring, tree, hierarchical, direct };
+
+struct CollectiveInfo {
+  CollectiveKind kind;
+  std::string_view name;              // "all_reduce"
+  std::string_view nccl_tests_name;   // "all_reduce_perf"
+  double (*latency_steps)(int p);     // α terms of the ring (or direct) algorithm
+  double (*bw_factor)(int p);         // bytes each rank moves / S; = nccl-tests busbw factor
+};
+
+const std::vector<CollectiveInfo>& collective_kinds();
+const CollectiveInfo& collective_info(CollectiveKind kind);
+const CollectiveInfo* find_collective(std::string_view name);  // nullptr if unknown
+std::string_view collective_algo_name(CollectiveAlgo a);
+
+// One link tier as a collective sees it: per-message latency and seconds per byte per rank.
+struct LinkTier {
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+};
+
+// A flat 1-D collective on one tier: latency_steps(p)·α + bw_factor(p)·S·β. This is the
+// per-device ring time of DESIGN.md's boxing table; p <= 1 costs 0.
+double ring_time_s(CollectiveKind kind, int p, double bytes, const LinkTier& tier);
+
+// Where a collective's ranks sit: `ranks` in total, `ranks_per_node` in each node (ranks are
+// packed onto nodes in order, so ranks beyond one node span nodes).
+struct CommGroup {
+  int ranks = 1;
+  int ranks_per_node = 1;
+  int nodes() const { return (ranks + ranks_per_node - 1) / ranks_per_node; }
+};
+// The group of `ranks` consecutive GPUs of a cluster.
+CommGroup contiguous_group(const ClusterSpec& c, int ranks);
+
+struct CollectiveEstimate {
+  double time_s = 0;
+  CollectiveAlgo algo = CollectiveAlgo::ring;
+};
+
+// Time of one algorithm; returns a negative time when the algorithm does not apply
+// (tree is all_reduce only; hierarchical needs > 1 node and > 1 rank per node).
+double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, CollectiveAlgo algo,
+                              const CommGroup& g, double bytes);
+// The fastest applicable algorithm, as NCCL's tuner picks the fastest of its models.
+CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
+                                   double bytes);
+
+// nccl-tests' bandwidth columns: algbw = S / t, busbw = algbw · bw_factor(p); GB = 1e9 bytes.
+double algbw_GBps(double bytes, double time_s);
+double busbw_GBps(CollectiveKind kind, int p, double bytes, double time_s);
+
+}  // namespace autoddl::costmodel

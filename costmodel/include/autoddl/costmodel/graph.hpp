@@ -1,0 +1,103 @@
+// The graph IR: tensors with logical (global, unsharded) shapes, ops of the kinds in the op
+// registry, and the DAG they form. A Graph is a value: the zoo and the JSON loader build one,
+// finalize() validates it (shapes agree, DAG in topological order) and fills the per-op
+// FLOPs/bytes that every cost model reads. Layout conventions: activations are
+// batch-major ((batch, ...)); images NCHW; a matmul's B is (k, n), or (n, k) with transpose_b.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autoddl/costmodel/dtype.hpp"
+
+namespace autoddl::costmodel {
+
+using Shape = std::vector<int64_t>;
+
+enum class TensorRole : uint8_t { activation, parameter, input };
+
+struct Tensor {
+  std::string name;
+  Shape shape;  // logical (global) shape
+  DType dtype = DType::fp32;
+  TensorRole role = TensorRole::activation;
+  int producer = -1;  // index of the op that writes it; -1 for inputs and parameters
+
+  int64_t elements() const;
+  int64_t bytes() const { return elements() * dtype_bytes(dtype); }
+};
+
+enum class OpKind : uint8_t {
+  matmul,         // A(..., m, k) · B(k, n) [B may carry the same batch dims]; Linear and BatchMatMul
+  conv2d,         // x(N, C, H, W) * w(K, C, R, S) -> (N, K, H', W')
+  pool,           // max/avg pooling over H, W; global average pooling
+  bias_add,       // x(..., c) + b(c)   (for NCHW conv outputs, bias over axis 1)
+  unary,          // elementwise: relu, gelu, dropout, tanh, sigmoid
+  binary,         // elementwise add / mul with broadcasting of size-1 or missing leading dims
+  softmax,        // softmax over `axis` (default last)
+  layer_norm,     // normalize over the trailing axes starting at `axis`, params gamma/beta
+  batch_norm,     // normalize over all but axis 1 (channels), params gamma/beta
+  embedding,      // table(vocab, h) gathered by indices(...) -> (..., h)
+  reshape,        // same elements, new shape (Flatten is a reshape)
+  transpose,      // permute axes by `perm`
+  concat,         // concatenate along `axis`
+  cross_entropy,  // logits(..., classes), labels(...) -> scalar loss
+};
+
+enum class UnaryFn : uint8_t { relu, gelu, dropout, tanh, sigmoid };
+enum class BinaryFn : uint8_t { add, mul };
+enum class PoolFn : uint8_t { max, avg, global_avg };
+
+// Attributes; each op kind reads only the fields its comment names.
+struct OpAttrs {
+  int kernel_h = 1, kernel_w = 1;  // conv2d (from the weight), pool
+  int stride = 1, pad = 0;         // conv2d, pool
+  PoolFn pool = PoolFn::max;       // pool
+  UnaryFn unary = UnaryFn::relu;   // unary
+  BinaryFn binary = BinaryFn::add; // binary
+  bool transpose_b = false;        // matmul: B is stored (..., n, k)
+  int axis = -1;                   // softmax / layer_norm (first normalized axis) / concat; <0 counts from the end
+  std::vector<int> perm;           // transpose
+};
+
+// Work of one op for one whole (global) batch, before any parallelization.
+struct OpWork {
+  double fwd_flops = 0;  // a multiply-add counts as 2
+  double bwd_flops = 0;  // input- and weight-gradient together
+  double fwd_bytes = 0;  // bytes read + written by the forward kernel(s)
+  double bwd_bytes = 0;
+};
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::unary;
+  std::vector<int> inputs;   // tensor indices, in the order the kind defines
+  std::vector<int> outputs;  // tensor indices
+  OpAttrs attrs;
+  std::string block;         // repeated-block label ("layer.3"), empty if none; used to tie and stage
+  OpWork work;               // filled by Graph::finalize()
+};
+
+struct Graph {
+  std::string name;     // "gpt", or the file stem of a loaded graph
+  std::string source;   // where it came from, for error messages ("zoo:gpt", a file path)
+  int64_t batch = 1;    // global samples per iteration
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;  // in topological order after finalize()
+  std::vector<std::vector<int>> consumers;  // per tensor: the ops reading it (finalize())
+
+  // Checks every op (inputs exist, shapes agree with the kind's shape rule, outputs written
+  // once, ops in topological order) and fills Op::work and consumers. Throws InputError
+  // naming `source`, the op and the reason.
+  void finalize();
+
+  int64_t parameter_count() const;     // elements of all parameter tensors
+  int64_t parameter_bytes() const;
+  double forward_flops() const;        // whole batch
+  double backward_flops() const;
+  double forward_flops_per_sample() const { return forward_flops() / static_cast<double>(batch); }
+  int find_tensor(const std::string& name) const;  // -1 if absent
+  int find_op(const std::string& name) const;      // -1 if absent
+};
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,35 @@
+// One row per op kind: its name and the rules that make it an op (shape inference and work).
+// Adding a kind = one file costmodel/src/ops/<kind>.cpp plus one row in ops/registry.cpp.
+// The SBP signature rules of each kind join this row in the SBP cost model.
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "autoddl/costmodel/graph.hpp"
+
+namespace autoddl::costmodel {
+
+struct OpKindInfo {
+  OpKind kind;
+  std::string_view name;  // as written in graph JSON: "matmul", "conv2d", ...
+  int min_inputs, max_inputs;
+  // Output shapes from the input tensors and attrs. Throws InputError(graph.source,
+  // "op <name>", reason) when the inputs do not fit the rule.
+  std::vector<Shape> (*infer_shapes)(const Graph& graph, const Op& op);
+  // Forward/backward FLOPs and bytes of the op on its logical shapes (whole batch).
+  OpWork (*work)(const Graph& graph, const Op& op);
+};
+
+const std::vector<OpKindInfo>& op_kinds();
+const OpKindInfo& op_kind_info(OpKind kind);
+// Returns nullptr for an unknown name.
+const OpKindInfo* find_op_kind(std::string_view name);
+
+std::string_view unary_fn_name(UnaryFn f);
+std::string_view binary_fn_name(BinaryFn f);
+std::string_view pool_fn_name(PoolFn f);
+bool parse_unary_fn(std::string_view s, UnaryFn& out);
+bool parse_binary_fn(std::string_view s, BinaryFn& out);
+bool parse_pool_fn(std::string_view s, PoolFn& out);
+
+}  // namespace autoddl::costmodel
