@@ -48,7 +48,8 @@ struct CommGroup {
   int ranks_per_node = 1;
   int nodes() const { return (ranks + ranks_per_node - 1) / ranks_per_node; }
 };
-// The group of `ranks` consecutive GPUs of a cluster.
+// The group of `ranks` consecutive GPUs of a cluster: ranks_per_node = min(ranks, gpus_per_node).
+// Throws InputError("--ranks", "", ...) unless 1 <= ranks <= c.total_gpus().
 CommGroup contiguous_group(const ClusterSpec& c, int ranks);
 
 struct CollectiveEstimate {
@@ -57,7 +58,9 @@ struct CollectiveEstimate {
 };
 
 // Time of one algorithm; returns a negative time when the algorithm does not apply
-// (tree is all_reduce only; hierarchical needs > 1 node and > 1 rank per node).
+// (ring: all but all_to_all and send_recv; tree: all_reduce over > 1 node; hierarchical:
+// all_reduce, all_gather, reduce_scatter over > 1 node with > 1 rank per node; direct:
+// all_to_all (pairwise) and send_recv). Formulas: costmodel/src/collective.cpp's header.
 double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, CollectiveAlgo algo,
                               const CommGroup& g, double bytes);
 // The fastest applicable algorithm, as NCCL's tuner picks the fastest of its models.
@@ -65,6 +68,7 @@ CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, co
                                    double bytes);
 
 // nccl-tests' bandwidth columns: algbw = S / t, busbw = algbw · bw_factor(p); GB = 1e9 bytes.
+// A zero time (a 1-rank group) gives 0, not infinity.
 double algbw_GBps(double bytes, double time_s);
 double busbw_GBps(CollectiveKind kind, int p, double bytes, double time_s);
 
