@@ -5,6 +5,7 @@
 // The loader rejects unknown or missing keys and out-of-range values (InputError).
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ namespace autoddl::costmodel {
 struct EfficiencyPoint {
   double flops = 0;
   double efficiency = 1;
+  friend bool operator==(const EfficiencyPoint&, const EfficiencyPoint&) = default;
 };
+// An empty table means "no data": efficiency 1.
 double interpolate_efficiency(const std::vector<EfficiencyPoint>& table, double flops);
 
 struct GpuSpec {
@@ -35,6 +38,7 @@ struct GpuSpec {
   std::vector<EfficiencyPoint> conv_efficiency;
 
   double peak_flops(DType t) const;  // fp32 for int types too
+  friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
 
 struct IntraNodeSpec {
@@ -42,6 +46,7 @@ struct IntraNodeSpec {
   double bw_bytes_per_s = 0;    // per GPU, per direction
   double latency_s = 0;
   double efficiency = 1;        // fraction of bw a collective reaches (bus bandwidth / link)
+  friend bool operator==(const IntraNodeSpec&, const IntraNodeSpec&) = default;
 };
 
 struct InterNodeSpec {
@@ -51,6 +56,7 @@ struct InterNodeSpec {
   double efficiency = 1;          // fraction of NIC bw a collective reaches
   std::string topology = "star";  // "star" or "fat-tree"
   double oversubscription = 1;    // fat-tree: downlink/uplink bandwidth ratio, >= 1
+  friend bool operator==(const InterNodeSpec&, const InterNodeSpec&) = default;
 };
 
 struct ClusterSpec {
@@ -71,6 +77,8 @@ struct ClusterSpec {
     return inter.nics_per_node * inter.nic_bw_bytes_per_s * inter.efficiency;
   }
   double intra_bw_bytes_per_s() const { return intra.bw_bytes_per_s * intra.efficiency; }
+  // Equal in every field and citation (what a JSON round trip must preserve).
+  friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
 };
 
 // Parses and checks a cluster JSON object; throws InputError(source, "<field path>", reason).
@@ -78,9 +86,12 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& source
 nlohmann::json cluster_to_json(const ClusterSpec& c);
 ClusterSpec load_cluster_file(const std::string& path);
 
-std::vector<std::string> preset_names();
-// A preset name or a path to a cluster JSON; nodes_override > 0 replaces the node count.
+std::vector<std::string> preset_names();  // sorted
+// A preset name or a path to a cluster JSON (ending in .json); a given nodes_override replaces
+// the node count (and its citation becomes "--nodes N").
 // Throws InputError("--cluster", ...) for an unknown preset, ("--nodes", ...) for < 1.
-ClusterSpec resolve_cluster(const std::string& name_or_path, int nodes_override = 0);
+// (std::optional rather than int-with-0-meaning-none, so `--nodes 0` is an error, not a no-op.)
+ClusterSpec resolve_cluster(const std::string& name_or_path,
+                            std::optional<int> nodes_override = std::nullopt);
 
 }  // namespace autoddl::costmodel
