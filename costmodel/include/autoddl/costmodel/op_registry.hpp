@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/signature.hpp"
 
 namespace autoddl::costmodel {
 
@@ -18,6 +19,8 @@ struct OpKindInfo {
   std::vector<Shape> (*infer_shapes)(const Graph& graph, const Op& op);
   // Forward/backward FLOPs and bytes of the op on its logical shapes (whole batch).
   OpWork (*work)(const Graph& graph, const Op& op);
+  // The kind's 1-D SBP signatures (signature.hpp); nullptr = only the all-B signature.
+  SbpRuleFn sbp_rules = nullptr;
 };
 
 const std::vector<OpKindInfo>& op_kinds();

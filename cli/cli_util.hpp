@@ -1,0 +1,19 @@
+// Small helpers shared by subcommands: byte-size parsing with nccl-tests' suffixes, number
+// formatting for tables, and the common --model/--set, --cluster/--nodes options.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace autoddl::cli {
+
+// "8", "1K", "1M", "8G" with binary multiples (K = 1024), as nccl-tests' -b/-e parse them.
+// Throws InputError(flag, "", reason) on malformed text.
+int64_t parse_bytes(const std::string& text, const std::string& flag);
+// 1.23e9 -> "1.23 G" style human numbers for tables.
+std::string human_count(double v);
+// Seconds -> "12.3 ms"/"45.6 us" for tables.
+std::string human_seconds(double s);
+
+}  // namespace autoddl::cli

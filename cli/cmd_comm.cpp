@@ -1,0 +1,101 @@
+// `autoddl comm`: a collective's time over a size sweep, printed in nccl-tests' table shape
+// (size, count, type, redop, time, algbw, busbw) from the α-β model of costmodel/collective,
+// with nccl-tests' busbw factors. Ranks are consecutive GPUs; beyond one node they span nodes.
+#include <cstdio>
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "cli_util.hpp"
+#include "commands.hpp"
+
+namespace autoddl::cli {
+namespace {
+
+struct CommOptions {
+  std::string cluster;
+  int nodes = 0;
+  std::string op = "all_reduce";
+  int ranks = 0;
+  std::string min = "8", max = "8G";
+  double factor = 2;
+  std::string json_file;
+};
+
+struct CommRow {
+  int64_t bytes;
+  double time_s;
+  costmodel::CollectiveAlgo algo;
+};
+
+int run_comm(const CommOptions& opt) {
+  using namespace costmodel;
+  ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
+  const CollectiveInfo* info = find_collective(opt.op);
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& k : collective_kinds()) known += (known.empty() ? "" : ", ") + std::string(k.name);
+    throw InputError("--op", "", "unknown collective '" + opt.op + "' (known: " + known + ")");
+  }
+  if (opt.ranks < 1 || opt.ranks > c.total_gpus()) {
+    throw InputError("--ranks", "", "must be between 1 and the " + std::to_string(c.total_gpus()) +
+                                        " GPUs of " + c.name + " (got " + std::to_string(opt.ranks) + ")");
+  }
+  if (!(opt.factor > 1)) throw InputError("--factor", "", "must be > 1 (got " + std::to_string(opt.factor) + ")");
+  int64_t lo = parse_bytes(opt.min, "--min"), hi = parse_bytes(opt.max, "--max");
+  if (lo > hi) throw InputError("--min", "", "must not exceed --max");
+
+  CommGroup g = contiguous_group(c, opt.ranks);
+  std::vector<CommRow> rows;
+  for (double b = static_cast<double>(lo); b <= static_cast<double>(hi) * (1 + 1e-12); b *= opt.factor) {
+    auto bytes = static_cast<int64_t>(b);
+    CollectiveEstimate e = collective_time(c, info->kind, g, static_cast<double>(bytes));
+    rows.push_back({bytes, e.time_s, e.algo});
+  }
+
+  const char* redop = (info->kind == CollectiveKind::all_reduce || info->kind == CollectiveKind::reduce_scatter) ? "sum" : "none";
+  std::printf("# autoddl comm: %s, %d ranks on %s (%d node%s x %d GPUs/node), alpha-beta model\n",
+              std::string(info->name).c_str(), opt.ranks, c.name.c_str(), g.nodes(),
+              g.nodes() == 1 ? "" : "s", g.ranks_per_node);
+  std::printf("#\n");
+  std::printf("#%12s  %12s  %8s  %6s  %10s  %7s  %7s  %s\n", "size", "count", "type", "redop", "time", "algbw", "busbw", "algo");
+  std::printf("#%12s  %12s  %8s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+  nlohmann::json out = nlohmann::json::array();
+  double busbw_sum = 0;
+  for (const CommRow& r : rows) {
+    double algbw = algbw_GBps(static_cast<double>(r.bytes), r.time_s);
+    double busbw = busbw_GBps(info->kind, opt.ranks, static_cast<double>(r.bytes), r.time_s);
+    busbw_sum += busbw;
+    int64_t count = r.bytes / 4;  // float elements, as nccl-tests' default -d float
+    std::string algo(collective_algo_name(r.algo));
+    std::printf(" %12lld  %12lld  %8s  %6s  %10.2f  %7.2f  %7.2f  %s\n", static_cast<long long>(r.bytes),
+                static_cast<long long>(count), "float", redop, r.time_s * 1e6, algbw, busbw, algo.c_str());
+    out.push_back({{"bytes", r.bytes}, {"count", count}, {"time_us", r.time_s * 1e6},
+                   {"algbw_GBps", algbw}, {"busbw_GBps", busbw}, {"algo", algo}});
+  }
+  std::printf("# Avg bus bandwidth    : %g\n", rows.empty() ? 0.0 : busbw_sum / static_cast<double>(rows.size()));
+  if (!opt.json_file.empty()) write_json_atomic(opt.json_file, out);
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_comm(CLI::App& sub) {
+  auto opt = std::make_shared<CommOptions>();
+  sub.add_option("--cluster", opt->cluster, "Cluster preset name or cluster JSON file")->required();
+  sub.add_option("--nodes", opt->nodes, "Override the preset's node count");
+  sub.add_option("--op", opt->op, "all_reduce | all_gather | reduce_scatter | all_to_all | send_recv")
+      ->capture_default_str();
+  sub.add_option("--ranks", opt->ranks, "Number of ranks (consecutive GPUs; beyond one node they span nodes)")
+      ->required();
+  sub.add_option("--min", opt->min, "Smallest size in bytes (suffixes K, M, G = 2^10, 2^20, 2^30)")->capture_default_str();
+  sub.add_option("--max", opt->max, "Largest size in bytes")->capture_default_str();
+  sub.add_option("--factor", opt->factor, "Size multiplier between rows")->capture_default_str();
+  sub.add_option("--json", opt->json_file, "Also write the rows as JSON (bytes, time_us, algbw_GBps, busbw_GBps)");
+  sub.footer("busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather/reduce_scatter/all_to_all, 1 for send_recv (nccl-tests).");
+  return [opt] { return run_comm(*opt); };
+}
+
+}  // namespace autoddl::cli

@@ -1,0 +1,31 @@
+// The analytical cost model: one training iteration of a scheme, in seconds (DESIGN.md,
+// "Analytical cost"). Forward and backward boxing sit on the critical path; gradient sync is
+// bucketed (DDP) and overlaps the rest of the last micro-batch's backward; a pipeline runs
+// (m + S − 1) slots of its slowest stage (GPipe, 1F1B), the bubble shrinking by v when
+// interleaved; memory over capacity makes the scheme infeasible, not fast.
+#pragma once
+#include <string>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_report.hpp"
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/scheme.hpp"
+
+namespace autoddl::costmodel {
+
+// Throws InputError("scheme", "<field>", reason) when the scheme does not fit the graph or the
+// mesh (wrong sizes, a split that does not divide a micro-batch shape).
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme);
+
+// The shape a tensor has in one micro-batch: batch-major activations and inputs have axis 0
+// divided by m (the zoo's and the graph JSON's convention); parameters keep theirs.
+Shape micro_batch_shape(const Tensor& t, int micro_batches);
+
+// Ops whose activations Megatron's selective recompute drops: the attention core, i.e. ops
+// reading or writing a rank-4 activation whose last two dims are equal (the s×s scores).
+bool is_attention_core(const Graph& graph, const Op& op);
+
+// "x:(S(0),B) w:(B,S(1)) -> (S(0),S(2))" for tables and scheme files.
+std::string signature_string(const Graph& graph, const Op& op, const OpSignature& sig);
+
+}  // namespace autoddl::costmodel

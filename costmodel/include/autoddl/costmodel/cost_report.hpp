@@ -1,0 +1,47 @@
+// CostReport: what the analytical model says about one scheme: iteration time and where it
+// goes (compute, exposed communication by kind and phase, pipeline bubble), bytes and counts
+// of collectives per device, peak memory and feasibility, throughput, and per-op rows.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autoddl/costmodel/comm_tally.hpp"
+
+namespace autoddl::costmodel {
+
+struct OpCostRow {
+  std::string op;
+  std::string signature;  // "x:(S(0),B) w:(B,S(1)) -> (S(0),S(2))"
+  int stage = 0;
+  double compute_s = 0;   // forward + backward (+ recompute) per iteration
+  double boxing_s = 0;    // forward + backward boxing of its inputs per iteration
+  double grad_sync_s = 0; // its parameters' gradient sync per iteration (may overlap)
+};
+
+struct CostReport {
+  std::string model, cluster, scheme, mesh;
+  int devices = 1;
+  double iteration_s = 0;
+  double compute_s = 0;          // compute on the critical path
+  double comm_exposed_s = 0;     // communication on the critical path (boxing, send/recv, exposed grad sync)
+  double fwd_boxing_s = 0, bwd_boxing_s = 0, grad_sync_s = 0, grad_sync_exposed_s = 0, send_recv_s = 0;
+  double bubble_s = 0;
+  CommTally comm;                // all communication of one device per iteration, by kind
+  double peak_memory_bytes = 0;
+  double memory_capacity_bytes = 0;
+  double param_memory_bytes = 0, activation_memory_bytes = 0;
+  bool feasible = true;
+  std::string infeasible_reason;
+  double params = 0;
+  double model_flops_per_iteration = 0;  // 3 × forward FLOPs (no recompute), as MFU counts
+  double samples_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  int stages = 1, micro_batches = 1;
+  std::vector<OpCostRow> per_op;
+};
+
+nlohmann::json to_json(const CostReport& r);
+
+}  // namespace autoddl::costmodel

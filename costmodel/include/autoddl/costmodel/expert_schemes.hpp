@@ -1,0 +1,46 @@
+// Expert schemes lowered to real per-op nd-SBP signatures (not separate formulas), so the one
+// cost model judges them like searched schemes. Each mesh dim gets a role:
+//  - data: activations split on the batch axis, parameters broadcast (gradients partial → sync);
+//  - tensor (Megatron-LM, Shoeybi et al. 2019; sequence parallel, Korthikanti et al. 2022):
+//    a matmul with a weight is column-parallel unless its input arrives split on k, then
+//    row-parallel; embeddings are vocab-parallel; other ops take the cheapest signature that
+//    keeps their inputs' splits (creating a sequence split only with sp);
+//  - pipeline: the stage index (Megatron's outermost rank order: [pp, dp, tp]).
+// Spec strings: dp | zero1 | zero3 | owt | megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V]
+// [,sp=0|1][,recompute=none|selective|full][,schedule=gpipe|1f1b] | a scheme JSON file.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/scheme.hpp"
+
+namespace autoddl::costmodel {
+
+enum class DimRole : uint8_t { data, tensor };
+
+struct LoweringOptions {
+  bool sequence_parallel = false;
+  bool conv_data_parallel = false;  // owt: conv ops use the data rule on tensor dims
+};
+
+// Picks one signature per op: dims[d]'s role decides the 1-D signature on SBP dim d.
+// Throws InputError("--scheme", ...) if some op has no signature that fits the roles.
+std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>& sbp_shape,
+                                     const std::vector<DimRole>& roles, int micro_batches,
+                                     const LoweringOptions& opt);
+
+// Whether each tensor carries the batch in axis 0: graph inputs whose axis 0 is the batch,
+// and op outputs (rank >= 1) of ops reading such a tensor.
+std::vector<bool> batch_major_tensors(const Graph& graph);
+
+// Builds a named expert scheme or loads a scheme JSON. `mesh_shape` empty = the cluster's
+// default mesh (megatron builds its own [pp, dp, tp]). Throws InputError("--scheme", field, why).
+Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,
+                   const std::vector<int>& mesh_shape);
+
+// The names of the expert schemes, for --help.
+std::vector<std::string> expert_scheme_names();
+
+}  // namespace autoddl::costmodel

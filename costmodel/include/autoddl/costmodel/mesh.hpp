@@ -1,0 +1,46 @@
+// DeviceMesh: a logical shape over a cluster's GPUs (row-major over GPU ids, which run node by
+// node), each dimension with the α-β of the links its groups use. A dim whose groups stay in a
+// node gets NVLink/PCIe; a dim whose groups cross nodes gets the network, with each node's NIC
+// bandwidth shared by all of that node's groups of the dim (in SPMD they talk at the same time).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/sbp.hpp"
+
+namespace autoddl::costmodel {
+
+struct MeshDim {
+  int size = 1;
+  int stride = 1;            // GPU-id distance between neighbours in a group
+  int ranks_per_node = 1;    // members of one group inside one node
+  int groups_per_node = 1;   // groups of this dim with members in one node (share its NICs)
+  bool crosses_nodes = false;
+  LinkTier tier;             // per-step α, per-byte β of one group's ring
+};
+
+struct DeviceMesh {
+  std::vector<MeshDim> dims;
+  int devices() const;
+  int ndims() const { return static_cast<int>(dims.size()); }
+  std::vector<int> shape() const;
+  std::string shape_string() const;  // "4x8"
+  // Per-device time of a 1-D collective on dim d (nccl-tests bytes convention, ring α-β).
+  double collective_time_s(int d, CollectiveKind kind, double bytes) const {
+    return ring_time_s(kind, dims[d].size, bytes, dims[d].tier);
+  }
+};
+
+// Builds a mesh over the first prod(shape) GPUs of the cluster. The product must be at most
+// the cluster's GPUs and fit node boundaries (a divisor of gpus_per_node or a multiple of it).
+// Throws InputError(flag, "", reason).
+DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape,
+                     const std::string& flag = "--mesh");
+// [nodes, gpus_per_node], dropping size-1 dims (a 1-GPU-per-node cluster gives [nodes]).
+DeviceMesh default_mesh(const ClusterSpec& c);
+// "4x8" or "32" -> {4, 8} / {32}; throws InputError(flag, "", reason).
+std::vector<int> parse_mesh_shape(const std::string& text, const std::string& flag = "--mesh");
+
+}  // namespace autoddl::costmodel

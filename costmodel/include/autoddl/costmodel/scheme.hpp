@@ -1,0 +1,45 @@
+// Scheme: how one model is parallelized on a mesh: one nd-SBP signature per op (over the SBP
+// dims: the mesh without its pipeline dim), where each parameter is stored, pipeline stages
+// and micro-batching, recompute, and the optimizer's sharding. Every expert scheme (dp, zero,
+// megatron, owt) and every searched scheme is one of these, so one cost model judges them all.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/sbp.hpp"
+#include "autoddl/costmodel/signature.hpp"
+
+namespace autoddl::costmodel {
+
+enum class PipelineSchedule : uint8_t { gpipe, one_f_one_b, interleaved };
+enum class Recompute : uint8_t { none, selective, full };
+
+std::string_view schedule_name(PipelineSchedule s);
+std::string_view recompute_name(Recompute r);
+bool parse_schedule(std::string_view s, PipelineSchedule& out);
+bool parse_recompute(std::string_view s, Recompute& out);
+
+struct Scheme {
+  std::string name;              // "dp", "megatron:tp=8,pp=1,dp=2", "cd", a file name
+  std::vector<int> mesh_shape;   // the whole mesh, pipeline dim included
+  int pipeline_dim = -1;         // mesh dim whose index is the stage; -1 = no pipeline
+  std::vector<OpSignature> op_sigs;  // per op, over the SBP dims
+  // Per tensor: where a parameter and its gradient live (ignored for other tensors). A
+  // parameter stored split but used broadcast is all-gathered before use (ZeRO-3 / FSDP).
+  std::vector<NdSbp> param_storage;
+  bool shard_optimizer = false;       // ZeRO-1: optimizer state split over data-parallel dims
+  bool regather_in_backward = false;  // ZeRO-3: split parameters are gathered again for backward
+  std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
+  int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
+  int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  Recompute recompute = Recompute::none;
+  double bucket_bytes = 25e6;         // gradient-sync fusion buckets (PyTorch DDP's 25 MB)
+
+  int stages() const { return pipeline_dim < 0 ? 1 : mesh_shape[pipeline_dim]; }
+  // The mesh shape the SBP signatures are over (mesh_shape without the pipeline dim).
+  std::vector<int> sbp_shape() const;
+};
+
+}  // namespace autoddl::costmodel

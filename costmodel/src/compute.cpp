@@ -1,0 +1,34 @@
+// Roofline kernel times (see compute.hpp).
+#include "autoddl/costmodel/compute.hpp"
+
+#include <algorithm>
+
+namespace autoddl::costmodel {
+
+double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops, double bytes,
+                     int kernels) {
+  double eff = 1;
+  if (kind == OpKind::matmul && !gpu.matmul_efficiency.empty()) {
+    eff = interpolate_efficiency(gpu.matmul_efficiency, flops);
+  } else if (kind == OpKind::conv2d && !gpu.conv_efficiency.empty()) {
+    eff = interpolate_efficiency(gpu.conv_efficiency, flops);
+  }
+  double peak = gpu.peak_flops(dtype);
+  double t_flops = peak > 0 ? flops / (peak * eff) : 0;
+  double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
+  double t_bytes = hbm > 0 ? bytes / hbm : 0;
+  return std::max(t_flops, t_bytes) + kernels * gpu.launch_overhead_s;
+}
+
+double optimizer_bytes_per_param(DType dtype) { return dtype_bytes(dtype) == 2 ? 12.0 : 8.0; }
+
+double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype) {
+  if (local_params <= 0) return 0;
+  // Read weight + grad + state, write weight + state.
+  double bytes = local_params * (2 * dtype_bytes(dtype) + dtype_bytes(dtype) +
+                                 2 * optimizer_bytes_per_param(dtype));
+  double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
+  return (hbm > 0 ? bytes / hbm : 0) + gpu.launch_overhead_s;
+}
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,425 @@
+// One iteration of a scheme under the analytical model (see cost_model.hpp). The walk is
+// O(ops + edges) with boxing tables shared per tensor shape, so evaluating a 96-layer GPT
+// takes milliseconds; search uses precomputed tables built from the same functions.
+#include "autoddl/costmodel/cost_model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "autoddl/costmodel/boxing.hpp"
+#include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+
+namespace autoddl::costmodel {
+
+Shape micro_batch_shape(const Tensor& t, int micro_batches) {
+  Shape s = t.shape;
+  if (t.role != TensorRole::parameter && !s.empty() && micro_batches > 1 &&
+      s[0] % micro_batches == 0) {
+    s[0] /= micro_batches;
+  }
+  return s;
+}
+
+bool is_attention_core(const Graph& graph, const Op& op) {
+  auto square4 = [&](int t) {
+    const Tensor& x = graph.tensors[t];
+    return x.role == TensorRole::activation && x.shape.size() == 4 && x.shape[2] == x.shape[3] &&
+           x.shape[2] > 1;
+  };
+  for (int t : op.inputs) {
+    if (square4(t)) return true;
+  }
+  for (int t : op.outputs) {
+    if (square4(t)) return true;
+  }
+  return false;
+}
+
+std::string signature_string(const Graph& graph, const Op& op, const OpSignature& sig) {
+  std::string s;
+  for (int i = 0; i < sig.n_in; ++i) {
+    s += (i ? " " : "") + graph.tensors[op.inputs[i]].name + ":" + to_string(sig.in[i]);
+  }
+  s += " ->";
+  for (int o = 0; o < sig.n_out; ++o) s += " " + to_string(sig.out[o]);
+  return s;
+}
+
+namespace {
+
+bool differentiable(const Tensor& t) {
+  return t.dtype != DType::int32 && t.dtype != DType::int64 && t.role != TensorRole::input;
+}
+
+// One parameter gradient waiting for sync: its conversion and when it becomes ready.
+struct GradSync {
+  int tensor;
+  int op;                 // the reader whose backward produces it
+  int from, to;           // states in `table`
+  const BoxingTable* table;
+  double bytes;           // logical gradient bytes
+  double ready_s;         // in the last micro-batch's backward of its stage
+};
+
+// Fuses consecutive gradients with the same conversion into buckets of >= bucket_bytes and
+// overlaps them with the backward; returns the exposed time past `backward_end_s`.
+double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
+                    const DeviceMesh& mesh, CommTally& tally, double& total_s) {
+  double comm_free = 0;
+  size_t i = 0;
+  while (i < grads.size()) {
+    size_t j = i;
+    double bytes = 0;
+    while (j < grads.size() &&
+           grads[j].table->states()[grads[j].from] == grads[i].table->states()[grads[i].from] &&
+           grads[j].table->states()[grads[j].to] == grads[i].table->states()[grads[i].to] &&
+           (bytes < bucket_bytes || j == i)) {
+      bytes += grads[j].bytes;
+      ++j;
+    }
+    // The bucket follows the first gradient's path with its bytes scaled to the bucket's.
+    double scale = bytes / grads[i].bytes;
+    double t = 0;
+    for (const BoxingStep& st : grads[i].table->path(grads[i].from, grads[i].to)) {
+      double s_bytes = st.bytes * scale;
+      double step_t = mesh.collective_time_s(st.dim, st.kind, s_bytes);
+      t += step_t;
+      tally.add(st.kind, step_t, st.wire_bytes * scale, 1);
+    }
+    double ready = grads[j - 1].ready_s;
+    double start = std::max(ready, comm_free);
+    comm_free = start + t;
+    total_s += t;
+    i = j;
+  }
+  return std::max(0.0, comm_free - backward_end_s);
+}
+
+[[noreturn]] void scheme_error(const std::string& field, const std::string& reason) {
+  throw InputError("scheme", field, reason);
+}
+
+}  // namespace
+
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme) {
+  const int n_ops = static_cast<int>(graph.ops.size());
+  const int n_tensors = static_cast<int>(graph.tensors.size());
+  if (static_cast<int>(scheme.op_sigs.size()) != n_ops) {
+    scheme_error("op_sigs", "has " + std::to_string(scheme.op_sigs.size()) + " signatures for " +
+                                std::to_string(n_ops) + " ops");
+  }
+  if (static_cast<int>(scheme.param_storage.size()) != n_tensors) {
+    scheme_error("param_storage", "has " + std::to_string(scheme.param_storage.size()) +
+                                      " entries for " + std::to_string(n_tensors) + " tensors");
+  }
+  const int m = scheme.micro_batches;
+  if (m < 1 || graph.batch % m != 0) {
+    scheme_error("micro_batches", std::to_string(m) + " does not divide the batch " +
+                                      std::to_string(graph.batch));
+  }
+  const DeviceMesh mesh = make_mesh(cluster, scheme.mesh_shape, "scheme mesh");
+  const int S = scheme.stages();
+  const int v = std::max(1, scheme.virtual_stages);
+  DeviceMesh sbp_mesh;
+  LinkTier pp_tier;
+  for (int d = 0; d < mesh.ndims(); ++d) {
+    if (d == scheme.pipeline_dim) pp_tier = mesh.dims[d].tier;
+    else sbp_mesh.dims.push_back(mesh.dims[d]);
+  }
+  if (sbp_mesh.dims.empty()) sbp_mesh.dims.push_back(MeshDim{});  // size-1 SBP dim
+  const std::vector<int> sbp_shape = sbp_mesh.shape();
+  const int nd = sbp_mesh.ndims();
+  if (!scheme.op_chunk.empty() && static_cast<int>(scheme.op_chunk.size()) != n_ops) {
+    scheme_error("op_chunk", "needs one chunk per op");
+  }
+  auto stage_of = [&](int op) { return scheme.op_chunk.empty() ? 0 : scheme.op_chunk[op] % S; };
+
+  // Micro-batch shapes and bytes.
+  std::vector<Shape> shape_mb(n_tensors);
+  std::vector<double> bytes_mb(n_tensors);
+  for (int t = 0; t < n_tensors; ++t) {
+    shape_mb[t] = micro_batch_shape(graph.tensors[t], m);
+    int64_t e = 1;
+    for (int64_t x : shape_mb[t]) e *= x;
+    bytes_mb[t] = static_cast<double>(e * dtype_bytes(graph.tensors[t].dtype));
+  }
+  // Output slot of each produced tensor.
+  std::vector<int> out_slot(n_tensors, -1);
+  for (const Op& op : graph.ops) {
+    for (size_t o = 0; o < op.outputs.size(); ++o) out_slot[op.outputs[o]] = static_cast<int>(o);
+  }
+
+  BoxingCache cache(sbp_mesh);
+  auto state = [&](const BoxingTable& table, const NdSbp& s, const std::string& what) {
+    int idx = table.index_of(s);
+    if (idx < 0) scheme_error(what, to_string(s) + " does not divide the tensor's micro-batch shape");
+    return idx;
+  };
+
+  CostReport r;
+  r.model = graph.name;
+  r.cluster = cluster.name;
+  r.scheme = scheme.name;
+  r.mesh = mesh.shape_string();
+  r.devices = mesh.devices();
+  r.stages = S;
+  r.micro_batches = m;
+  r.params = static_cast<double>(graph.parameter_count());
+  r.per_op.resize(n_ops);
+
+  std::vector<double> t_fwd(S, 0), t_bwd(S, 0), compute_mb(S, 0), comm_mb(S, 0);
+  std::vector<double> sendrecv_mb(S, 0);
+  // Communication of one device: per micro-batch (boxing, send/recv) and once per iteration (grad sync).
+  std::vector<CommTally> stage_mb(S), stage_once(S);
+  // The training dtype: that of the parameters (fp32 if there are none).
+  DType train_dtype = DType::fp32;
+  for (const Tensor& t : graph.tensors) {
+    if (t.role == TensorRole::parameter) {
+      train_dtype = t.dtype;
+      break;
+    }
+  }
+  // Backward timeline of the last micro-batch per stage, for gradient-sync overlap.
+  std::vector<std::vector<GradSync>> grads(S);
+  std::vector<double> bwd_clock(S, 0);
+
+  // Per op and micro-batch: compute, boxing (collectives) and pipeline send/recv.
+  std::vector<double> op_fwd_compute(n_ops), op_bwd_compute(n_ops), op_fwd_box(n_ops, 0),
+      op_bwd_box(n_ops, 0), op_fwd_sr(n_ops, 0), op_bwd_sr(n_ops, 0);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const OpSignature& sig = scheme.op_sigs[i];
+    if (sig.n_in != static_cast<int>(op.inputs.size()) || sig.n_out != static_cast<int>(op.outputs.size())) {
+      scheme_error("op " + op.name, "signature has the wrong number of operands");
+    }
+    for (int k = 0; k < sig.n_in; ++k) {
+      if (sig.in[k].ndims != nd) scheme_error("op " + op.name, "signature is not over the " + std::to_string(nd) + " SBP mesh dims");
+    }
+    const int stage = stage_of(i);
+    const DType dt = graph.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
+    const double split = sig.compute_split;
+    double fwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.fwd_flops / m / split,
+                               op.work.fwd_bytes / m / split, 1);
+    double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops / m / split,
+                               op.work.bwd_bytes / m / split, 2);
+    if (scheme.recompute == Recompute::full ||
+        (scheme.recompute == Recompute::selective && is_attention_core(graph, op))) {
+      bwd += fwd;
+    }
+    op_fwd_compute[i] = fwd;
+    op_bwd_compute[i] = bwd;
+
+    for (int k = 0; k < sig.n_in; ++k) {
+      const int t = op.inputs[k];
+      const Tensor& tensor = graph.tensors[t];
+      if (tensor.role == TensorRole::parameter) {
+        const NdSbp& st = scheme.param_storage[t];
+        if (st.ndims != nd) scheme_error("param_storage " + tensor.name, "not over the SBP mesh dims");
+        const BoxingTable& table = cache.get(tensor.shape, static_cast<double>(tensor.bytes()));
+        int a = state(table, st, "param_storage " + tensor.name);
+        int b = state(table, sig.in[k], "op " + op.name);
+        double gather = table.time_s(a, b);
+        if (gather > 0) {
+          op_fwd_box[i] += gather;
+          table.tally(a, b, stage_mb[stage]);
+          if (scheme.regather_in_backward) {
+            op_bwd_box[i] += gather;
+            table.tally(a, b, stage_mb[stage]);
+          }
+        }
+        int g = state(table, sig.in_grad[k], "op " + op.name + " gradient");
+        grads[stage].push_back({t, i, g, a, &table, static_cast<double>(tensor.bytes()), 0});
+        continue;
+      }
+      const int j = tensor.producer;
+      if (j < 0) continue;  // graph inputs are loaded in whatever SBP the op wants
+      const OpSignature& psig = scheme.op_sigs[j];
+      const int o = out_slot[t];
+      const BoxingTable& table = cache.get(shape_mb[t], bytes_mb[t]);
+      int from = state(table, psig.out[o], "op " + graph.ops[j].name);
+      int to = state(table, sig.in[k], "op " + op.name);
+      op_fwd_box[i] += table.time_s(from, to);
+      table.tally(from, to, stage_mb[stage]);
+      const bool cross = stage_of(j) != stage;
+      if (cross) {
+        double local = local_bytes(psig.out[o], sbp_shape.data(), bytes_mb[t]);
+        double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
+        op_fwd_sr[i] += sr;
+        stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
+      }
+      if (differentiable(tensor)) {
+        int gfrom = state(table, sig.in_grad[k], "op " + op.name + " gradient");
+        int gto = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
+        op_bwd_box[i] += table.time_s(gfrom, gto);
+        table.tally(gfrom, gto, stage_mb[stage]);
+        if (cross) {
+          double local = local_bytes(sig.in_grad[k], sbp_shape.data(), bytes_mb[t]);
+          double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
+          op_bwd_sr[i] += sr;
+          stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
+        }
+      }
+    }
+    t_fwd[stage] += fwd + op_fwd_box[i] + op_fwd_sr[i];
+    t_bwd[stage] += bwd + op_bwd_box[i] + op_bwd_sr[i];
+    compute_mb[stage] += fwd + bwd;
+    comm_mb[stage] += op_fwd_box[i] + op_bwd_box[i] + op_fwd_sr[i] + op_bwd_sr[i];
+    sendrecv_mb[stage] += op_fwd_sr[i] + op_bwd_sr[i];
+    r.per_op[i] = {op.name, signature_string(graph, op, sig), stage, m * (fwd + bwd),
+                   m * (op_fwd_box[i] + op_bwd_box[i] + op_fwd_sr[i] + op_bwd_sr[i]), 0};
+  }
+
+  // Gradient readiness: the last micro-batch's backward walks ops in reverse order per stage.
+  std::vector<double> ready_at(n_ops, 0);
+  for (int i = n_ops - 1; i >= 0; --i) {
+    int s = stage_of(i);
+    bwd_clock[s] += op_bwd_compute[i] + op_bwd_box[i] + op_bwd_sr[i];
+    ready_at[i] = bwd_clock[s];
+  }
+  for (int s = 0; s < S; ++s) {
+    // A parameter read by several ops of the stage (tied embeddings): its gradient is summed
+    // locally and synced once, when the earliest reader's backward (the last one) is done.
+    std::vector<GradSync> uniq;
+    std::map<int, size_t> slot;
+    for (const GradSync& g0 : grads[s]) {
+      GradSync g = g0;
+      g.ready_s = ready_at[g.op];
+      auto it = slot.find(g.tensor);
+      if (it == slot.end()) {
+        slot[g.tensor] = uniq.size();
+        uniq.push_back(g);
+      } else if (g.ready_s > uniq[it->second].ready_s) {
+        uniq[it->second].ready_s = g.ready_s;
+        uniq[it->second].op = g.op;
+      }
+    }
+    std::stable_sort(uniq.begin(), uniq.end(), [](const GradSync& a, const GradSync& b) { return a.ready_s < b.ready_s; });
+    double sync_total = 0;
+    double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], sbp_mesh, stage_once[s], sync_total);
+    r.grad_sync_exposed_s = std::max(r.grad_sync_exposed_s, exposed);
+    r.grad_sync_s = std::max(r.grad_sync_s, sync_total);
+    for (const GradSync& g : uniq) r.per_op[g.op].grad_sync_s += g.table->time_s(g.from, g.to);
+  }
+
+  // Memory per stage.
+  const double opt_bpp = optimizer_bytes_per_param(train_dtype);
+  std::vector<double> param_mem(S, 0), act_mem(S, 0), transient(S, 0), local_params(S, 0);
+  std::vector<int> param_stage(n_tensors, -1);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const OpSignature& sig = scheme.op_sigs[i];
+    const int s = stage_of(i);
+    double gathered = 0;
+    for (int k = 0; k < sig.n_in; ++k) {
+      const int t = op.inputs[k];
+      const Tensor& tensor = graph.tensors[t];
+      if (tensor.role != TensorRole::parameter) continue;
+      const NdSbp& st = scheme.param_storage[t];
+      double use_local = local_bytes(sig.in[k], sbp_shape.data(), static_cast<double>(tensor.bytes()));
+      double store_local = local_bytes(st, sbp_shape.data(), static_cast<double>(tensor.bytes()));
+      gathered += std::max(0.0, use_local - store_local);
+      if (param_stage[t] == s) continue;
+      param_stage[t] = s;
+      double elems = store_local / dtype_bytes(tensor.dtype);
+      // ZeRO-1: optimizer state split over the dims where the parameter is replicated and
+      // its gradient partial, i.e. its data-parallel dims.
+      double opt_split = 1;
+      if (scheme.shard_optimizer) {
+        for (int d = 0; d < nd; ++d) {
+          if (st.dims[d].is_broadcast() && sig.in_grad[k].dims[d].is_partial()) opt_split *= sbp_shape[d];
+        }
+      }
+      param_mem[s] += 2 * store_local + elems * opt_bpp / opt_split;
+      local_params[s] += elems;
+    }
+    transient[s] = std::max(transient[s], gathered);
+  }
+  // Saved activations of one micro-batch: every produced activation (at its producer's SBP) that
+  // some op needs in backward; recompute drops what it will recompute.
+  std::vector<double> block_act(S, 0);
+  std::map<std::pair<int, std::string>, double> per_block;
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const int s = stage_of(i);
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const int t = op.outputs[o];
+      if (graph.consumers[t].empty()) continue;
+      double local = local_bytes(scheme.op_sigs[i].out[o], sbp_shape.data(), bytes_mb[t]);
+      bool boundary = false;
+      for (int c : graph.consumers[t]) boundary |= graph.ops[c].block != op.block || op.block.empty();
+      switch (scheme.recompute) {
+        case Recompute::none: act_mem[s] += local; break;
+        case Recompute::selective:
+          if (!is_attention_core(graph, op)) act_mem[s] += local;
+          break;
+        case Recompute::full:
+          if (boundary) act_mem[s] += local;
+          else per_block[{s, op.block}] += local;
+          break;
+      }
+    }
+  }
+  for (const auto& [key, bytes] : per_block) block_act[key.first] = std::max(block_act[key.first], bytes);
+  r.peak_memory_bytes = 0;
+  int peak_stage = 0;
+  for (int s = 0; s < S; ++s) {
+    double in_flight = 1;
+    if (S > 1) {
+      if (scheme.schedule == PipelineSchedule::gpipe) in_flight = m;
+      else in_flight = std::min<double>(m, S - s) * (v > 1 ? 1.0 + (S - 1.0) / (S * v) : 1.0);
+    }
+    double total = param_mem[s] + act_mem[s] * in_flight + block_act[s] + transient[s];
+    if (total > r.peak_memory_bytes) {
+      r.peak_memory_bytes = total;
+      r.param_memory_bytes = param_mem[s];
+      r.activation_memory_bytes = act_mem[s] * in_flight + block_act[s];
+      peak_stage = s;
+    }
+  }
+  r.memory_capacity_bytes = cluster.gpu.memory_bytes;
+  if (r.peak_memory_bytes > r.memory_capacity_bytes) {
+    r.feasible = false;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "peak memory %.1f GB exceeds the %.1f GB of a %s%s (parameters, gradients and "
+                  "optimizer %.1f GB, activations %.1f GB)",
+                  r.peak_memory_bytes / 1e9, r.memory_capacity_bytes / 1e9, cluster.gpu.name.c_str(),
+                  S > 1 ? (" on stage " + std::to_string(peak_stage)).c_str() : "",
+                  r.param_memory_bytes / 1e9, r.activation_memory_bytes / 1e9);
+    r.infeasible_reason = buf;
+  }
+
+  // Iteration time.
+  int slow = 0;
+  for (int s = 1; s < S; ++s) {
+    if (t_fwd[s] + t_bwd[s] > t_fwd[slow] + t_bwd[slow]) slow = s;
+  }
+  const double T = t_fwd[slow] + t_bwd[slow];
+  double opt_step = 0;
+  for (int s = 0; s < S; ++s) opt_step = std::max(opt_step, optimizer_step_s(cluster.gpu, local_params[s], train_dtype));
+  if (S > 1) {
+    r.bubble_s = (S - 1.0) / (scheme.schedule == PipelineSchedule::interleaved ? v : 1) * T;
+  }
+  r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + opt_step;
+  r.compute_s = m * compute_mb[slow] + opt_step;
+  r.comm_exposed_s = m * comm_mb[slow] + r.grad_sync_exposed_s;
+  r.send_recv_s = m * sendrecv_mb[slow];
+  for (int i = 0; i < n_ops; ++i) {
+    if (stage_of(i) != slow) continue;
+    r.fwd_boxing_s += m * op_fwd_box[i];
+    r.bwd_boxing_s += m * op_bwd_box[i];
+  }
+  r.comm = stage_mb[slow].scaled(m);
+  r.comm += stage_once[slow];
+  r.model_flops_per_iteration = 3 * graph.forward_flops();
+  if (r.iteration_s > 0) {
+    r.samples_per_s = graph.batch / r.iteration_s;
+    r.model_tflops_per_gpu = r.model_flops_per_iteration / r.iteration_s / r.devices / 1e12;
+  }
+  return r;
+}
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,114 @@
+// Device meshes over a cluster and the α-β of each mesh dim (see mesh.hpp). A dim's groups
+// are the GPUs whose ids differ only in that dim's digit (row-major ids, node-major GPUs).
+#include "autoddl/costmodel/mesh.hpp"
+
+#include <algorithm>
+
+#include "autoddl/costmodel/error.hpp"
+
+namespace autoddl::costmodel {
+
+int DeviceMesh::devices() const {
+  int n = 1;
+  for (const MeshDim& d : dims) n *= d.size;
+  return n;
+}
+
+std::vector<int> DeviceMesh::shape() const {
+  std::vector<int> s;
+  for (const MeshDim& d : dims) s.push_back(d.size);
+  return s;
+}
+
+std::string DeviceMesh::shape_string() const {
+  std::string s;
+  for (const MeshDim& d : dims) s += (s.empty() ? "" : "x") + std::to_string(d.size);
+  return s;
+}
+
+std::vector<int> parse_mesh_shape(const std::string& text, const std::string& flag) {
+  std::vector<int> shape;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == 'x' || text[i] == 'X' || text[i] == ',') {
+      std::string part = text.substr(start, i - start);
+      size_t used = 0;
+      int v = 0;
+      try {
+        v = std::stoi(part, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (part.empty() || used != part.size() || v < 1) {
+        throw InputError(flag, "", "expected sizes like 4x8 or 32, got '" + text + "'");
+      }
+      shape.push_back(v);
+      start = i + 1;
+    }
+  }
+  if (shape.size() > static_cast<size_t>(kMaxMeshDims)) {
+    throw InputError(flag, "", "at most " + std::to_string(kMaxMeshDims) + " mesh dimensions");
+  }
+  return shape;
+}
+
+DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const std::string& flag) {
+  if (shape.empty() || shape.size() > static_cast<size_t>(kMaxMeshDims)) {
+    throw InputError(flag, "", "a mesh has 1 to " + std::to_string(kMaxMeshDims) + " dimensions");
+  }
+  int devices = 1;
+  for (int s : shape) {
+    if (s < 1) throw InputError(flag, "", "mesh sizes must be >= 1");
+    devices *= s;
+  }
+  const int g = c.gpus_per_node;
+  if (devices > c.total_gpus()) {
+    throw InputError(flag, "", "mesh has " + std::to_string(devices) + " devices but " + c.name +
+                                   " has " + std::to_string(c.total_gpus()) + " GPUs (use --nodes)");
+  }
+  if (!((devices <= g && g % devices == 0) || devices % g == 0)) {
+    throw InputError(flag, "", "mesh of " + std::to_string(devices) +
+                                   " devices does not fit nodes of " + std::to_string(g) + " GPUs");
+  }
+  DeviceMesh mesh;
+  int stride = devices;
+  const double intra_beta = c.intra_bw_bytes_per_s() > 0 ? 1.0 / c.intra_bw_bytes_per_s() : 0.0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    MeshDim d;
+    d.size = shape[i];
+    stride /= d.size;
+    d.stride = stride;
+    const int span = d.size * d.stride;  // GPU ids one group's block covers
+    if (d.size == 1 || (span <= g && g % span == 0)) {
+      d.ranks_per_node = d.size;
+      d.groups_per_node = 1;
+      d.crosses_nodes = false;
+      d.tier = {c.intra.latency_s, intra_beta};
+    } else if ((d.stride >= g && d.stride % g == 0) ||
+               (d.stride < g && g % d.stride == 0 && span % g == 0)) {
+      d.ranks_per_node = std::max(1, g / d.stride);
+      d.groups_per_node = g / d.ranks_per_node;
+      d.crosses_nodes = true;
+      // A ring step crossing nodes pushes one chunk per group through the node's NICs, and
+      // all groups_per_node groups of this dim do so at once; hops inside the node use NVLink.
+      double beta_nic = d.groups_per_node / c.node_nic_bw_bytes_per_s();
+      double beta = d.ranks_per_node > 1 ? std::max(intra_beta, beta_nic) : beta_nic;
+      d.tier = {c.inter.latency_s, beta};
+    } else {
+      throw InputError(flag, "", "mesh dim " + std::to_string(i) + " (size " + std::to_string(d.size) +
+                                     ") does not align with nodes of " + std::to_string(g) + " GPUs");
+    }
+    mesh.dims.push_back(d);
+  }
+  return mesh;
+}
+
+DeviceMesh default_mesh(const ClusterSpec& c) {
+  std::vector<int> shape;
+  if (c.nodes > 1) shape.push_back(c.nodes);
+  if (c.gpus_per_node > 1) shape.push_back(c.gpus_per_node);
+  if (shape.empty()) shape.push_back(1);
+  return make_mesh(c, shape, "--mesh");
+}
+
+}  // namespace autoddl::costmodel

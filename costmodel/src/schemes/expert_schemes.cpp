@@ -1,0 +1,247 @@
+// The expert schemes (dp, zero1, zero3, owt, megatron) as role assignments lowered to per-op
+// signatures, and the dispatch from a --scheme string (see expert_schemes.hpp).
+#include "autoddl/costmodel/expert_schemes.hpp"
+
+#include <map>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/scheme_json.hpp"
+
+namespace autoddl::costmodel {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const std::string& why) {
+  throw InputError("--scheme", field, why);
+}
+
+std::vector<int> mesh_or_default(const ClusterSpec& c, const std::vector<int>& mesh_shape) {
+  if (!mesh_shape.empty()) return mesh_shape;
+  return default_mesh(c).shape();
+}
+
+// Parameters stored as they are first used (tensor dims) and broadcast on data dims.
+std::vector<NdSbp> storage_from_use(const Graph& g, const std::vector<OpSignature>& sigs, int nd) {
+  std::vector<NdSbp> st(g.tensors.size(), NdSbp::all(Sbp::broadcast(), nd));
+  std::vector<bool> seen(g.tensors.size(), false);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      int t = op.inputs[k];
+      if (g.tensors[t].role != TensorRole::parameter || seen[t]) continue;
+      seen[t] = true;
+      st[t] = sigs[i].in[k];
+      for (int d = 0; d < nd; ++d) {
+        if (st[t].dims[d].is_partial()) st[t].dims[d] = Sbp::broadcast();
+      }
+    }
+  }
+  return st;
+}
+
+// ZeRO-3 / FSDP storage: on each data dim, split a parameter on its first axis that still
+// divides (after the other dims' splits); tiny parameters that divide nowhere stay replicated.
+void shard_on_data_dims(const Graph& g, const std::vector<int>& shape, const std::vector<DimRole>& roles,
+                        std::vector<NdSbp>& st) {
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const Tensor& x = g.tensors[t];
+    if (x.role != TensorRole::parameter) continue;
+    for (size_t d = 0; d < roles.size(); ++d) {
+      if (roles[d] != DimRole::data || !st[t].dims[d].is_broadcast()) continue;
+      for (int a = 0; a < static_cast<int>(x.shape.size()); ++a) {
+        NdSbp trial = st[t];
+        trial.dims[d] = Sbp::split(a);
+        if (divides(trial, shape.data(), x.shape)) {
+          st[t] = trial;
+          break;
+        }
+      }
+    }
+  }
+}
+
+Scheme data_parallel(const std::string& name, const Graph& g, const ClusterSpec& c,
+                     const std::vector<int>& mesh_shape) {
+  Scheme s;
+  s.name = name;
+  s.mesh_shape = mesh_or_default(c, mesh_shape);
+  make_mesh(c, s.mesh_shape);
+  std::vector<DimRole> roles(s.mesh_shape.size(), DimRole::data);
+  int devices = 1;
+  for (int x : s.mesh_shape) devices *= x;
+  if (g.batch % devices != 0) {
+    fail(name, "the batch " + std::to_string(g.batch) + " does not split over " +
+                   std::to_string(devices) + " data-parallel devices");
+  }
+  s.op_sigs = lower_roles(g, s.mesh_shape, roles, 1, {});
+  s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(s.mesh_shape.size()));
+  if (name == "zero1") s.shard_optimizer = true;
+  if (name == "zero3") {
+    shard_on_data_dims(g, s.mesh_shape, roles, s.param_storage);
+    s.regather_in_backward = true;
+  }
+  return s;
+}
+
+Scheme one_weird_trick(const Graph& g, const ClusterSpec& c, const std::vector<int>& mesh_shape) {
+  Scheme s;
+  s.name = "owt";
+  s.mesh_shape = mesh_or_default(c, mesh_shape);
+  make_mesh(c, s.mesh_shape);
+  std::vector<DimRole> roles(s.mesh_shape.size(), DimRole::tensor);
+  LoweringOptions opt;
+  opt.conv_data_parallel = true;
+  s.op_sigs = lower_roles(g, s.mesh_shape, roles, 1, opt);
+  s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(s.mesh_shape.size()));
+  return s;
+}
+
+std::map<std::string, std::string> parse_params(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t eq = item.find('=');
+    if (item.empty() || eq == std::string::npos || eq == 0) {
+      fail("megatron", "expected key=value pairs like tp=8,pp=1,dp=2 (got '" + item + "')");
+    }
+    kv[item.substr(0, eq)] = item.substr(eq + 1);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return kv;
+}
+
+int64_t positive(const std::map<std::string, std::string>& kv, const std::string& key, int64_t dflt) {
+  auto it = kv.find(key);
+  if (it == kv.end()) return dflt;
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != it->second.size() || v < 1) fail(key, "must be a positive integer (got '" + it->second + "')");
+  return v;
+}
+
+Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
+                const std::vector<int>& mesh_shape) {
+  auto kv = parse_params(params);
+  for (const auto& [k, v] : kv) {
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule"};
+    bool ok = false;
+    for (const char* n : known) ok = ok || k == n;
+    if (!ok) fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule)");
+  }
+  const int tp = static_cast<int>(positive(kv, "tp", 1));
+  const int pp = static_cast<int>(positive(kv, "pp", 1));
+  const int dp = static_cast<int>(positive(kv, "dp", 1));
+  const int v = static_cast<int>(positive(kv, "interleave", 1));
+  const int64_t devices = static_cast<int64_t>(tp) * pp * dp;
+  if (devices != c.total_gpus()) {
+    fail("megatron", "tp*pp*dp = " + std::to_string(devices) + " but " + c.name + " has " +
+                         std::to_string(c.total_gpus()) + " GPUs (" + std::to_string(c.nodes) + " nodes x " +
+                         std::to_string(c.gpus_per_node) + ")");
+  }
+  if (g.batch % dp != 0) fail("dp", "the batch " + std::to_string(g.batch) + " does not split over dp = " + std::to_string(dp));
+  const int64_t mb = positive(kv, "mb", pp > 1 ? 1 : g.batch / dp);
+  if (g.batch % (dp * mb) != 0) {
+    fail("mb", "the batch " + std::to_string(g.batch) + " is not a multiple of dp*mb = " + std::to_string(dp * mb));
+  }
+  Scheme s;
+  s.name = "megatron:" + params;
+  s.micro_batches = static_cast<int>(g.batch / (dp * mb));
+  std::string sp = kv.count("sp") ? kv["sp"] : "0";
+  if (sp != "0" && sp != "1") fail("sp", "must be 0 or 1 (got '" + sp + "')");
+  if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
+    fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
+  }
+  if (kv.count("schedule") && !parse_schedule(kv["schedule"], s.schedule)) {
+    fail("schedule", "must be gpipe, 1f1b or interleaved (got '" + kv["schedule"] + "')");
+  }
+  if (v > 1) {
+    if (pp == 1) fail("interleave", "needs pp > 1");
+    s.schedule = PipelineSchedule::interleaved;
+    s.virtual_stages = v;
+  }
+  // Megatron's rank order: tp fastest, then dp, then pp → mesh [pp, dp, tp] (size-1 dims dropped).
+  std::vector<DimRole> roles;
+  if (pp > 1) {
+    s.mesh_shape.push_back(pp);
+    s.pipeline_dim = 0;
+  }
+  if (dp > 1) {
+    s.mesh_shape.push_back(dp);
+    roles.push_back(DimRole::data);
+  }
+  if (tp > 1) {
+    s.mesh_shape.push_back(tp);
+    roles.push_back(DimRole::tensor);
+  }
+  if (roles.empty()) roles.push_back(DimRole::data);
+  if (s.mesh_shape.empty()) s.mesh_shape.push_back(1);
+  if (!mesh_shape.empty() && mesh_shape != s.mesh_shape) {
+    fail("--mesh", "megatron builds its own [pp, dp, tp] mesh; leave --mesh out");
+  }
+  make_mesh(c, s.mesh_shape, "--scheme megatron");
+  const std::vector<int> sbp = s.sbp_shape();
+  LoweringOptions opt;
+  opt.sequence_parallel = sp == "1";
+  s.op_sigs = lower_roles(g, sbp, roles, s.micro_batches, opt);
+  s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(sbp.size()));
+  if (pp > 1) {
+    // Layers (ops sharing a block label) in order, split evenly into pp·v chunks; ops before the
+    // first layer (embeddings) join the first chunk, ops after the last (head, loss) the last.
+    std::vector<std::string> blocks;
+    for (const Op& op : g.ops) {
+      if (!op.block.empty() && (blocks.empty() || blocks.back() != op.block)) blocks.push_back(op.block);
+    }
+    const int chunks = pp * v;
+    if (blocks.empty() || blocks.size() % chunks != 0) {
+      fail("pp", std::to_string(blocks.size()) + " layers do not split evenly into pp*interleave = " +
+                     std::to_string(chunks) + " chunks");
+    }
+    const size_t per = blocks.size() / chunks;
+    std::map<std::string, int> chunk_of;
+    for (size_t b = 0; b < blocks.size(); ++b) chunk_of[blocks[b]] = static_cast<int>(b / per);
+    s.op_chunk.assign(g.ops.size(), 0);
+    int cur = 0;
+    bool seen_block = false;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const Op& op = g.ops[i];
+      if (!op.block.empty()) {
+        cur = chunk_of[op.block];
+        seen_block = true;
+      } else if (seen_block) {
+        cur = chunks - 1;
+      }
+      s.op_chunk[i] = cur;
+    }
+    // Interleaving places chunk c on stage c % pp; the stage of an op is op_chunk % stages.
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> expert_scheme_names() {
+  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...]"};
+}
+
+Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,
+                   const std::vector<int>& mesh_shape) {
+  if (spec == "dp" || spec == "zero1" || spec == "zero3") return data_parallel(spec, graph, cluster, mesh_shape);
+  if (spec == "owt") return one_weird_trick(graph, cluster, mesh_shape);
+  if (spec.rfind("megatron:", 0) == 0) return megatron(spec.substr(9), graph, cluster, mesh_shape);
+  if (spec == "megatron") fail("megatron", "needs parameters, e.g. megatron:tp=8,pp=1,dp=2");
+  if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
+    return load_scheme_file(spec, graph, cluster);
+  }
+  fail("", "unknown scheme '" + spec + "' (dp, zero1, zero3, owt, megatron:tp=..,pp=..,dp=.., or a scheme .json)");
+}
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,234 @@
+// Lowering of per-dim roles (data / tensor) to per-op nd signatures (see expert_schemes.hpp).
+// Ops are visited in topological order; on each SBP dim the role's rule picks one of the op's
+// 1-D signatures given the SBPs its inputs were produced in on that dim; the picks combine into
+// an nd signature whose backward follows from the forward.
+#include <algorithm>
+#include <limits>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+
+namespace autoddl::costmodel {
+
+std::vector<bool> batch_major_tensors(const Graph& graph) {
+  std::vector<bool> bm(graph.tensors.size(), false);
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    const Tensor& x = graph.tensors[t];
+    bm[t] = x.role == TensorRole::input && !x.shape.empty() && x.shape[0] == graph.batch;
+  }
+  for (const Op& op : graph.ops) {
+    bool any = false;
+    for (int t : op.inputs) any = any || bm[t];
+    for (int t : op.outputs) bm[t] = any && !graph.tensors[t].shape.empty();
+  }
+  return bm;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Relative cost of a 1-D conversion of a tensor of `bytes` (ring bytes on the wire per device),
+// enough to rank candidates on one dim; the cost model prices the result for real.
+double unit_boxing(Sbp from, Sbp to, double bytes, int p) {
+  if (from == to) return 0;
+  if (from.is_partial() && to.is_broadcast()) return 2 * bytes + 1;  // all-reduce
+  if (from.is_split() && to.is_broadcast()) return bytes + 1;        // all-gather
+  if (from.is_partial() && to.is_split()) return bytes + 1;          // reduce-scatter
+  if (from.is_split() && to.is_split()) return bytes / p + 1;        // all-to-all
+  return 0;                                                           // local
+}
+
+struct Ctx {
+  const Graph& graph;
+  const std::vector<bool>& batch_major;
+  const std::vector<Shape>& shape_mb;
+  const std::vector<double>& bytes_mb;
+  const LoweringOptions& opt;
+};
+
+bool is_param(const Graph& g, int t) { return g.tensors[t].role == TensorRole::parameter; }
+
+bool split_divides(const Shape& shape, Sbp s, int p) {
+  if (!s.is_split()) return true;
+  return s.axis < static_cast<int>(shape.size()) && shape[s.axis] % p == 0;
+}
+
+// Data parallel: batch-major tensors split on the batch axis, parameters broadcast, other
+// tensors broadcast (outputs may be partial: a loss summed over the local batch).
+double data_score(const Ctx& c, const Op& op, const Signature1D& s, const std::vector<Sbp>& produced,
+                  int p) {
+  double score = 0;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    int t = op.inputs[k];
+    Sbp want = is_param(c.graph, t) || !c.batch_major[t] ? Sbp::broadcast() : Sbp::split(0);
+    if (!(s.in[k] == want)) score += 10;
+    if (!is_param(c.graph, t) && !(s.in[k] == produced[t])) score += 1;
+    if (!split_divides(c.shape_mb[t], s.in[k], p)) return kInf;
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    int t = op.outputs[o];
+    bool ok = c.batch_major[t] ? s.out[o] == Sbp::split(0) : !s.out[o].is_split();
+    if (!ok) score += 10;
+    if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
+  }
+  return score;
+}
+
+// Tensor (model) parallel on one dim, Megatron-style; see expert_schemes.hpp.
+double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std::vector<Sbp>& produced,
+                    const std::vector<bool>& has_storage, int p) {
+  const Graph& g = c.graph;
+  // Which input is the activation of a weight-bearing matmul / embedding.
+  int param_slot = -1;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    if (is_param(g, op.inputs[k])) param_slot = static_cast<int>(k);
+  }
+  double score = 0;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    const int t = op.inputs[k];
+    const Sbp want = s.in[k];
+    if (!split_divides(c.shape_mb[t], want, p)) return kInf;
+    if (is_param(g, t)) {
+      if (has_storage[t] && !(want == produced[t])) score += 1e-3 * c.bytes_mb[t] + 1;  // tied weights
+      continue;
+    }
+    const Sbp have = produced[t];
+    const int rank = static_cast<int>(c.shape_mb[t].size());
+    if (c.batch_major[t] && want.is_split()) {
+      if (want.axis == 0) return kInf;  // the batch belongs to data-parallel dims
+      bool seq = rank == 3 && want.axis == 1;
+      if (seq && !c.opt.sequence_parallel) return kInf;
+      // A non-matmul op keeps splits, it does not create them (except sp's sequence split).
+      bool creates = !(have == want);
+      if (creates && op.kind != OpKind::matmul && !(seq && c.opt.sequence_parallel)) return kInf;
+    }
+    score += unit_boxing(have, want, c.bytes_mb[t], p);
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const int t = op.outputs[o];
+    if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
+    if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 0) return kInf;
+    if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 1 &&
+        c.shape_mb[t].size() == 3 && !c.opt.sequence_parallel) {
+      return kInf;
+    }
+  }
+  if (param_slot >= 0 && (op.kind == OpKind::matmul || op.kind == OpKind::embedding)) {
+    const Sbp w = s.in[param_slot];
+    if (!w.is_split()) return kInf;  // Megatron splits every weight matrix and embedding
+    if (op.kind == OpKind::embedding) {
+      if (w.axis != 0) return kInf;  // vocab-parallel
+    } else {
+      const int act = 1 - param_slot;
+      const int t = op.inputs[act];
+      const Sbp have = produced[t];
+      const int last = static_cast<int>(c.shape_mb[t].size()) - 1;
+      const bool row = have.is_split() && have.axis == last;
+      if (row != (s.in[act].is_split() && s.in[act].axis == last)) return kInf;
+      if (!row && !s.in[act].is_broadcast()) return kInf;
+    }
+  }
+  return score;
+}
+
+}  // namespace
+
+std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>& sbp_shape,
+                                     const std::vector<DimRole>& roles, int micro_batches,
+                                     const LoweringOptions& opt) {
+  const int nd = static_cast<int>(sbp_shape.size());
+  AUTODDL_CHECK(static_cast<int>(roles.size()) == nd) << "one role per SBP dim";
+  const int n_t = static_cast<int>(graph.tensors.size());
+  const std::vector<bool> bm = batch_major_tensors(graph);
+  std::vector<Shape> shape_mb(n_t);
+  std::vector<double> bytes_mb(n_t);
+  for (int t = 0; t < n_t; ++t) {
+    shape_mb[t] = micro_batch_shape(graph.tensors[t], micro_batches);
+    double e = 1;
+    for (int64_t x : shape_mb[t]) e *= static_cast<double>(x);
+    bytes_mb[t] = e * dtype_bytes(graph.tensors[t].dtype);
+  }
+  Ctx ctx{graph, bm, shape_mb, bytes_mb, opt};
+  // Per dim: the SBP each tensor was produced (activations) or stored (parameters) in.
+  std::vector<std::vector<Sbp>> produced(nd, std::vector<Sbp>(n_t, Sbp::broadcast()));
+  std::vector<std::vector<bool>> has_storage(nd, std::vector<bool>(n_t, false));
+  int first_matmul = static_cast<int>(graph.ops.size());
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    if (graph.ops[i].kind == OpKind::matmul) {
+      first_matmul = static_cast<int>(i);
+      break;
+    }
+  }
+
+  std::vector<OpSignature> sigs;
+  sigs.reserve(graph.ops.size());
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    const std::vector<Signature1D> cands = signatures_1d(graph, op);
+    OpSignature sig;
+    sig.n_in = static_cast<int>(op.inputs.size());
+    sig.n_out = static_cast<int>(op.outputs.size());
+    for (int k = 0; k < sig.n_in; ++k) sig.in[k].ndims = static_cast<uint8_t>(nd);
+    for (int o = 0; o < sig.n_out; ++o) sig.out[o].ndims = static_cast<uint8_t>(nd);
+    for (int d = 0; d < nd; ++d) {
+      const int p = sbp_shape[d];
+      DimRole role = roles[d];
+      if (opt.conv_data_parallel && static_cast<int>(i) < first_matmul) role = DimRole::data;
+      double best = kInf;
+      size_t pick = cands.size() - 1;  // all-B (always present, last after the kind's rules)
+      for (size_t ci = 0; ci < cands.size(); ++ci) {
+        double sc = p == 1 ? (ci == cands.size() - 1 ? 0 : kInf)
+                    : role == DimRole::data
+                        ? data_score(ctx, op, cands[ci], produced[d], p)
+                        : tensor_score(ctx, op, cands[ci], produced[d], has_storage[d], p);
+        if (sc < best) {
+          best = sc;
+          pick = ci;
+        }
+      }
+      if (best == kInf) {
+        // No signature fits the role: run the op replicated on this dim and box into it.
+        for (size_t ci = 0; ci < cands.size(); ++ci) {
+          bool all_b = true;
+          for (int k = 0; k < sig.n_in; ++k) all_b = all_b && cands[ci].in[k].is_broadcast();
+          for (int o = 0; o < sig.n_out; ++o) all_b = all_b && cands[ci].out[o].is_broadcast();
+          if (all_b) pick = ci;
+        }
+      }
+      const Signature1D& c = cands[pick];
+      for (int k = 0; k < sig.n_in; ++k) {
+        sig.in[k].dims[d] = c.in[k];
+        const int t = op.inputs[k];
+        if (graph.tensors[t].role == TensorRole::parameter && !has_storage[d][t]) {
+          produced[d][t] = c.in[k];
+          has_storage[d][t] = true;
+        }
+      }
+      for (int o = 0; o < sig.n_out; ++o) {
+        sig.out[o].dims[d] = c.out[o];
+        produced[d][op.outputs[o]] = c.out[o];
+      }
+    }
+    for (int k = 0; k < sig.n_in; ++k) {
+      if (!divides(sig.in[k], sbp_shape.data(), shape_mb[op.inputs[k]])) {
+        throw InputError("--scheme", "op " + op.name,
+                         "no signature fits: " + to_string(sig.in[k]) + " does not divide " +
+                             graph.tensors[op.inputs[k]].name + " on mesh dims");
+      }
+    }
+    for (int o = 0; o < sig.n_out; ++o) {
+      if (!divides(sig.out[o], sbp_shape.data(), shape_mb[op.outputs[o]])) {
+        throw InputError("--scheme", "op " + op.name,
+                         "no signature fits: " + to_string(sig.out[o]) + " does not divide " +
+                             graph.tensors[op.outputs[o]].name);
+      }
+    }
+    derive_backward(sig, sbp_shape.data());
+    sigs.push_back(sig);
+  }
+  return sigs;
+}
+
+}  // namespace autoddl::costmodel
