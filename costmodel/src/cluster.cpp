@@ -5,8 +5,8 @@
 // written back by cluster_to_json, so a load/save round trip is exact. Schema: docs/cluster-json.md.
 #include "autoddl/costmodel/cluster.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <string_view>
 
 #include "autoddl/costmodel/error.hpp"
@@ -18,10 +18,11 @@ using nlohmann::json;
 
 namespace {
 
+// Shortest text that reads back as x ("-1", "2.5", "1e+09").
 std::string fmt(double x) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.12g", x);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, end);
 }
 
 std::string join(const std::string& path, std::string_view key) {
