@@ -85,7 +85,8 @@ class Reader {
   int integer(const json& parent, const std::string& path, std::string_view key) const {
     std::string field = join(path, key);
     double x = number(parent, path, key);
-    if (x != std::floor(x) || std::abs(x) > 1e9) fail(field, "must be an integer (got " + fmt(x) + ")");
+    if (x != std::floor(x)) fail(field, "must be an integer (got " + fmt(x) + ")");
+    if (std::abs(x) > 1e9) fail(field, "must be at most 1e9 in size (got " + fmt(x) + ")");
     return int(x);
   }
 

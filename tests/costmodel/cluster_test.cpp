@@ -148,7 +148,7 @@ TEST_CASE("plain numbers and per-point citations round-trip as written", "[costm
   CHECK(cluster_to_json(c) == j);
 }
 
-TEST_CASE("--nodes replaces the node count and records where it came from", "[costmodel][cluster]") {
+TEST_CASE("a node-count override (--nodes) replaces the node count and records where it came from", "[costmodel][cluster]") {
   ClusterSpec base = resolve_cluster("dgx-a100");
   ClusterSpec c = resolve_cluster("dgx-a100", 16);
   CHECK(c.nodes == 16);
