@@ -5,8 +5,8 @@
 // written back by cluster_to_json, so a load/save round trip is exact. Schema: docs/cluster-json.md.
 #include "autoddl/costmodel/cluster.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <string_view>
 
 #include "autoddl/costmodel/error.hpp"
@@ -18,10 +18,11 @@ using nlohmann::json;
 
 namespace {
 
+// Shortest text that reads back as x ("-1", "2.5", "1e+09").
 std::string fmt(double x) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.12g", x);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, end);
 }
 
 std::string join(const std::string& path, std::string_view key) {
@@ -84,7 +85,8 @@ class Reader {
   int integer(const json& parent, const std::string& path, std::string_view key) const {
     std::string field = join(path, key);
     double x = number(parent, path, key);
-    if (x != std::floor(x) || std::abs(x) > 1e9) fail(field, "must be an integer (got " + fmt(x) + ")");
+    if (x != std::floor(x)) fail(field, "must be an integer (got " + fmt(x) + ")");
+    if (std::abs(x) > 1e9) fail(field, "must be at most 1e9 in size (got " + fmt(x) + ")");
     return int(x);
   }
 
