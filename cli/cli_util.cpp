@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/graph_json.hpp"
+#include "autoddl/costmodel/zoo.hpp"
 
 namespace autoddl::cli {
 
@@ -50,6 +52,19 @@ std::string human_seconds(double s) {
   else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
   else std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
   return buf;
+}
+
+costmodel::Graph load_model(const std::string& model, const std::string& knobs) {
+  if (model.size() > 5 && model.substr(model.size() - 5) == ".json") {
+    if (!knobs.empty()) throw InputError("--set", "", "knobs apply to zoo models, not to a graph file");
+    return costmodel::load_graph_file(model);
+  }
+  return costmodel::build_zoo_model(model, costmodel::parse_knob_list(knobs));
+}
+
+void add_model_options(CLI::App& sub, std::string& model, std::string& knobs) {
+  sub.add_option("--model", model, "Zoo model (see `autoddl models`) or a graph JSON file")->required();
+  sub.add_option("--set", knobs, "Model knobs, e.g. layers=24,hidden=2048,batch=64");
 }
 
 }  // namespace autoddl::cli

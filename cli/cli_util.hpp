@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "autoddl/costmodel/graph.hpp"
+
 namespace autoddl::cli {
 
 // "8", "1K", "1M", "8G" with binary multiples (K = 1024), as nccl-tests' -b/-e parse them.
@@ -15,5 +17,10 @@ int64_t parse_bytes(const std::string& text, const std::string& flag);
 std::string human_count(double v);
 // Seconds -> "12.3 ms"/"45.6 us" for tables.
 std::string human_seconds(double s);
+
+// A zoo model name with --set knobs, or a path to a graph JSON (then --set must be empty).
+costmodel::Graph load_model(const std::string& model, const std::string& knobs);
+// Adds --model and --set to a subcommand.
+void add_model_options(CLI::App& sub, std::string& model, std::string& knobs);
 
 }  // namespace autoddl::cli

@@ -2,6 +2,7 @@
 // (size, count, type, redop, time, algbw, busbw) from the α-β model of costmodel/collective,
 // with nccl-tests' busbw factors. Ranks are consecutive GPUs; beyond one node they span nodes.
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -16,7 +17,7 @@ namespace {
 
 struct CommOptions {
   std::string cluster;
-  int nodes = 0;
+  std::optional<int> nodes;
   std::string op = "all_reduce";
   int ranks = 0;
   std::string min = "8", max = "8G";

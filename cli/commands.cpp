@@ -6,6 +6,7 @@ namespace autoddl::cli {
 RunFn setup_models(CLI::App& sub);
 RunFn setup_clusters(CLI::App& sub);
 RunFn setup_comm(CLI::App& sub);
+RunFn setup_cost(CLI::App& sub);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -13,6 +14,7 @@ const std::vector<Command>& commands() {
        setup_models},
       {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
       {"comm", "Collective times in nccl-tests' table shape (α-β model)", setup_comm},
+      {"cost", "Analytical cost of one scheme: iteration time, communication, memory, per op", setup_cost},
   };
   return table;
 }

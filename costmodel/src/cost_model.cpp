@@ -398,6 +398,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     if (t_fwd[s] + t_bwd[s] > t_fwd[slow] + t_bwd[slow]) slow = s;
   }
   const double T = t_fwd[slow] + t_bwd[slow];
+  r.stage_time_s = T;
   double opt_step = 0;
   for (int s = 0; s < S; ++s) opt_step = std::max(opt_step, optimizer_step_s(cluster.gpu, local_params[s], train_dtype));
   if (S > 1) {

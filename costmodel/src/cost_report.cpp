@@ -33,6 +33,7 @@ nlohmann::json to_json(const CostReport& r) {
           {"grad_sync_s", r.grad_sync_s},
           {"grad_sync_exposed_s", r.grad_sync_exposed_s},
           {"bubble_s", r.bubble_s},
+          {"stage_time_s", r.stage_time_s},
           {"comm_s_by_kind", by_time},
           {"bytes_by_kind", by_bytes},
           {"count_by_kind", by_count},

@@ -28,6 +28,7 @@ struct CostReport {
   double comm_exposed_s = 0;     // communication on the critical path (boxing, send/recv, exposed grad sync)
   double fwd_boxing_s = 0, bwd_boxing_s = 0, grad_sync_s = 0, grad_sync_exposed_s = 0, send_recv_s = 0;
   double bubble_s = 0;
+  double stage_time_s = 0;        // slowest stage, one micro-batch forward + backward (with its comm)
   CommTally comm;                // all communication of one device per iteration, by kind
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;

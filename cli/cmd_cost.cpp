@@ -1,0 +1,99 @@
+// `autoddl cost`: the analytical cost of one scheme (expert or scheme JSON) for a model on a
+// cluster: a readable breakdown and, with --json, the CostReport JSON (README "CostReport").
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/scheme_json.hpp"
+#include "cli_util.hpp"
+#include "commands.hpp"
+
+namespace autoddl::cli {
+namespace {
+
+struct CostOptions {
+  std::string model, knobs, cluster, mesh, scheme, json_file, scheme_out;
+  std::optional<int> nodes;
+  int top = 10;
+};
+
+void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int top) {
+  using namespace costmodel;
+  std::printf("autoddl cost: %s (%s params, batch %lld) on %s, %d GPUs, mesh %s\n", r.model.c_str(),
+              human_count(r.params).c_str(), static_cast<long long>(g.batch), r.cluster.c_str(), r.devices,
+              r.mesh.c_str());
+  std::printf("scheme %s: %d stage%s, %d micro-batch%s\n\n", r.scheme.c_str(), r.stages, r.stages == 1 ? "" : "s",
+              r.micro_batches, r.micro_batches == 1 ? "" : "es");
+  std::printf("  iteration        %12s   %.1f samples/s, %.1f model TFLOP/s per GPU\n", human_seconds(r.iteration_s).c_str(),
+              r.samples_per_s, r.model_tflops_per_gpu);
+  std::printf("  compute          %12s\n", human_seconds(r.compute_s).c_str());
+  std::printf("  exposed comm     %12s   fwd boxing %s, bwd boxing %s, send/recv %s, grad sync %s exposed of %s\n",
+              human_seconds(r.comm_exposed_s).c_str(), human_seconds(r.fwd_boxing_s).c_str(),
+              human_seconds(r.bwd_boxing_s).c_str(), human_seconds(r.send_recv_s).c_str(),
+              human_seconds(r.grad_sync_exposed_s).c_str(), human_seconds(r.grad_sync_s).c_str());
+  std::printf("  pipeline bubble  %12s\n", human_seconds(r.bubble_s).c_str());
+  std::printf("  memory           %9.2f GB   of %.1f GB (parameters+gradients+optimizer %.2f GB, activations %.2f GB)\n",
+              r.peak_memory_bytes / 1e9, r.memory_capacity_bytes / 1e9, r.param_memory_bytes / 1e9,
+              r.activation_memory_bytes / 1e9);
+  std::printf("  feasible         %12s%s%s\n\n", r.feasible ? "yes" : "NO", r.feasible ? "" : "   ", r.infeasible_reason.c_str());
+  std::printf("  communication per device and iteration:\n");
+  std::printf("    %-15s %8s %12s %12s\n", "kind", "count", "bytes", "time");
+  for (const CollectiveInfo& k : collective_kinds()) {
+    auto i = static_cast<size_t>(k.kind);
+    if (r.comm.count[i] == 0) continue;
+    std::printf("    %-15s %8.0f %12s %12s\n", std::string(k.name).c_str(), r.comm.count[i],
+                (human_count(r.comm.bytes[i]) + "B").c_str(), human_seconds(r.comm.time_s[i]).c_str());
+  }
+  std::vector<const OpCostRow*> rows;
+  for (const OpCostRow& o : r.per_op) rows.push_back(&o);
+  std::sort(rows.begin(), rows.end(), [](const OpCostRow* a, const OpCostRow* b) {
+    return a->compute_s + a->boxing_s + a->grad_sync_s > b->compute_s + b->boxing_s + b->grad_sync_s;
+  });
+  if (top > 0) {
+    std::printf("\n  top %d ops (per iteration):\n    %-32s %10s %10s %10s  %s\n", top, "op", "compute", "boxing",
+                "grad sync", "signature");
+    for (int i = 0; i < top && i < static_cast<int>(rows.size()); ++i) {
+      const OpCostRow& o = *rows[i];
+      std::printf("    %-32s %10s %10s %10s  %s\n", o.op.c_str(), human_seconds(o.compute_s).c_str(),
+                  human_seconds(o.boxing_s).c_str(), human_seconds(o.grad_sync_s).c_str(), o.signature.c_str());
+    }
+  }
+}
+
+int run_cost(const CostOptions& opt) {
+  using namespace costmodel;
+  Graph g = load_model(opt.model, opt.knobs);
+  ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
+  std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
+  Scheme s = make_scheme(opt.scheme, g, c, mesh);
+  CostReport r = evaluate(g, c, s);
+  print_report(r, g, opt.top);
+  if (!opt.json_file.empty()) write_json_atomic(opt.json_file, to_json(r));
+  if (!opt.scheme_out.empty()) write_json_atomic(opt.scheme_out, scheme_to_json(s, g));
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_cost(CLI::App& sub) {
+  auto opt = std::make_shared<CostOptions>();
+  add_model_options(sub, opt->model, opt->knobs);
+  sub.add_option("--cluster", opt->cluster, "Cluster preset name or cluster JSON file")->required();
+  sub.add_option("--nodes", opt->nodes, "Override the preset's node count");
+  sub.add_option("--mesh", opt->mesh, "Device mesh, e.g. 4x8 or 32 (default: nodes x GPUs per node)");
+  sub.add_option("--scheme", opt->scheme,
+                 "dp | zero1 | zero3 | owt | megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1]"
+                 "[,recompute=none|selective|full] | a scheme JSON file")
+      ->required();
+  sub.add_option("--json", opt->json_file, "Write the CostReport JSON to FILE");
+  sub.add_option("--out", opt->scheme_out, "Write the lowered scheme as scheme JSON to FILE");
+  sub.add_option("--top", opt->top, "Show the N most expensive ops")->capture_default_str();
+  return [opt] { return run_cost(*opt); };
+}
+
+}  // namespace autoddl::cli

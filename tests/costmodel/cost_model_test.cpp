@@ -1,0 +1,153 @@
+// Pins the analytical model's invariants (issue 3) through the code path the CLI uses:
+// make_scheme (expert lowering to per-op signatures) then evaluate.
+#include <catch2/catch.hpp>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/graph_builder.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+
+using namespace autoddl::costmodel;
+
+namespace {
+
+double kind(const CostReport& r, CollectiveKind k, const char* what) {
+  auto i = static_cast<size_t>(k);
+  std::string w = what;
+  return w == "count" ? r.comm.count[i] : w == "bytes" ? r.comm.bytes[i] : r.comm.time_s[i];
+}
+
+double total_count(const CostReport& r) {
+  double n = 0;
+  for (double c : r.comm.count) n += c;
+  return n;
+}
+
+Graph tiny_gpt(int64_t batch = 16) {
+  return build_zoo_model("gpt", {{"layers", "2"}, {"hidden", "256"}, {"heads", "8"}, {"seq", "128"},
+                                 {"vocab", "1024"}, {"batch", std::to_string(batch)}});
+}
+
+// LayerNorm → column-parallel linear → GeLU → row-parallel linear → loss: one Megatron MLP.
+Graph mlp_block(int64_t b, int64_t s, int64_t h) {
+  GraphBuilder gb("mlp_block", "test", b, DType::fp16);
+  int x = gb.input("x", {b, s, h}, DType::fp16);
+  int labels = gb.input("labels", {b, s}, DType::int64);
+  int y = gb.ln("ln", x);
+  y = gb.linear("fc1", y, 4 * h);
+  y = gb.gelu("gelu", y);
+  y = gb.linear("fc2", y, h);
+  gb.cross_entropy("loss", y, labels);
+  return gb.finish();
+}
+
+double param_bytes(const Graph& g) { return static_cast<double>(g.parameter_bytes()); }
+
+}  // namespace
+
+TEST_CASE("a 1-GPU mesh has zero communication for every scheme", "[costmodel][cost]") {
+  ClusterSpec one = resolve_cluster("piz-daint", 1);
+  Graph g = tiny_gpt();
+  for (const char* s : {"dp", "zero1", "zero3", "owt", "megatron:tp=1,pp=1,dp=1"}) {
+    CostReport r = evaluate(g, one, make_scheme(s, g, one, {}));
+    INFO(s);
+    CHECK(r.comm.total_s() == 0);
+    CHECK(total_count(r) == 0);
+    CHECK(r.comm_exposed_s == 0);
+    CHECK(r.iteration_s > 0);
+    CHECK(r.iteration_s == Approx(r.compute_s));
+  }
+}
+
+TEST_CASE("dp on p GPUs all-reduces every gradient once: 2(p-1)/p of the gradient bytes per device",
+          "[costmodel][cost]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  Graph g = tiny_gpt();
+  Scheme s = make_scheme("dp", g, c, {8});
+  CostReport r = evaluate(g, c, s);
+  CHECK(kind(r, CollectiveKind::all_reduce, "bytes") == Approx(2.0 * 7 / 8 * param_bytes(g)));
+  CHECK(kind(r, CollectiveKind::all_reduce, "count") >= 1);
+  CHECK(total_count(r) == kind(r, CollectiveKind::all_reduce, "count"));  // nothing but all-reduce
+  s.bucket_bytes = 1e18;  // one bucket: exactly one all-reduce of all gradients
+  CostReport one = evaluate(g, c, s);
+  CHECK(kind(one, CollectiveKind::all_reduce, "count") == 1);
+  CHECK(kind(one, CollectiveKind::all_reduce, "bytes") == Approx(2.0 * 7 / 8 * param_bytes(g)));
+}
+
+TEST_CASE("a Megatron MLP block costs one all-reduce forward and one backward of the activation",
+          "[costmodel][cost][megatron]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const int64_t b = 8, s = 64, h = 512;
+  Graph g = mlp_block(b, s, h);
+  const double act = b * s * h * 2.0;  // fp16 activation entering and leaving the block
+  CostReport r = evaluate(g, c, make_scheme("megatron:tp=8,pp=1,dp=1", g, c, {}));
+  CHECK(kind(r, CollectiveKind::all_reduce, "count") == 2);
+  CHECK(kind(r, CollectiveKind::all_reduce, "bytes") == Approx(2 * (2.0 * 7 / 8 * act)));
+  CHECK(kind(r, CollectiveKind::all_gather, "count") == 0);
+  CHECK(kind(r, CollectiveKind::reduce_scatter, "count") == 0);
+
+  // Sequence parallelism turns each all-reduce into a reduce-scatter plus an all-gather,
+  // moving the same bytes in total.
+  CostReport sp = evaluate(g, c, make_scheme("megatron:tp=8,pp=1,dp=1,sp=1", g, c, {}));
+  CHECK(kind(sp, CollectiveKind::all_reduce, "count") == 0);
+  CHECK(kind(sp, CollectiveKind::reduce_scatter, "count") == 2);
+  CHECK(kind(sp, CollectiveKind::all_gather, "count") == 2);
+  double sp_bytes = kind(sp, CollectiveKind::reduce_scatter, "bytes") + kind(sp, CollectiveKind::all_gather, "bytes");
+  CHECK(sp_bytes == Approx(kind(r, CollectiveKind::all_reduce, "bytes")));
+}
+
+TEST_CASE("zero3 moves 1.5x the bytes of dp; zero1 moves the same with less optimizer memory",
+          "[costmodel][cost][zero]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  Graph g = tiny_gpt();
+  CostReport dp = evaluate(g, c, make_scheme("dp", g, c, {8}));
+  CostReport z1 = evaluate(g, c, make_scheme("zero1", g, c, {8}));
+  CostReport z3 = evaluate(g, c, make_scheme("zero3", g, c, {8}));
+  auto bytes = [](const CostReport& r) {
+    double b = 0;
+    for (double x : r.comm.bytes) b += x;
+    return b;
+  };
+  CHECK(bytes(z3) == Approx(1.5 * bytes(dp)));
+  CHECK(bytes(z1) == Approx(bytes(dp)));
+  CHECK(z1.param_memory_bytes < dp.param_memory_bytes);
+  // Mixed-precision Adam: 16 B/param replicated; ZeRO-1 splits the 12 B of optimizer state.
+  CHECK(dp.param_memory_bytes == Approx(16.0 * g.parameter_count()));
+  CHECK(z1.param_memory_bytes == Approx((4.0 + 12.0 / 8) * g.parameter_count()));
+  CHECK(z3.param_memory_bytes == Approx(16.0 / 8 * g.parameter_count()));
+}
+
+TEST_CASE("pipeline bubble is (p-1)/(m+p-1) of the schedule and interleaving divides it by v",
+          "[costmodel][cost][pipeline]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  Graph g = build_zoo_model("gpt", {{"layers", "8"}, {"hidden", "256"}, {"heads", "8"}, {"seq", "128"},
+                                    {"vocab", "1024"}, {"batch", "16"}});
+  for (const char* sched : {"gpipe", "1f1b"}) {
+    CostReport r = evaluate(g, c, make_scheme(std::string("megatron:tp=1,pp=4,dp=2,mb=1,schedule=") + sched, g, c, {}));
+    INFO(sched);
+    REQUIRE(r.stages == 4);
+    REQUIRE(r.micro_batches == 8);
+    double schedule = r.micro_batches * r.stage_time_s + r.bubble_s;
+    CHECK(r.bubble_s / schedule == Approx(3.0 / (8 + 3)));
+  }
+  CostReport flat = evaluate(g, c, make_scheme("megatron:tp=1,pp=4,dp=2,mb=1", g, c, {}));
+  CostReport inter = evaluate(g, c, make_scheme("megatron:tp=1,pp=4,dp=2,mb=1,interleave=2", g, c, {}));
+  CHECK(inter.bubble_s == Approx(3.0 / 2 * inter.stage_time_s));
+  CHECK(inter.bubble_s < flat.bubble_s);
+  CHECK(kind(inter, CollectiveKind::send_recv, "count") > kind(flat, CollectiveKind::send_recv, "count"));
+}
+
+TEST_CASE("a scheme that does not fit is an input error; one that runs out of memory is infeasible",
+          "[costmodel][cost]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  Graph g = tiny_gpt();
+  CHECK_THROWS_WITH(make_scheme("megatron:tp=8,pp=1,dp=1", g, c, {}), Catch::Contains("tp*pp*dp = 8") && Catch::Contains("16 GPUs"));
+  CHECK_THROWS_WITH(make_scheme("megatron:tp=8,pp=3,dp=1", g, c, {}), Catch::Contains("tp*pp*dp"));
+  CHECK_THROWS_WITH(make_scheme("megatron:tp=4,pp=2,dp=2,mb=3", g, c, {}), Catch::Contains("mb"));
+  CHECK_THROWS_WITH(make_scheme("nonsense", g, c, {}), Catch::Contains("unknown scheme"));
+  Graph big = build_zoo_model("gpt", {{"layers", "48"}, {"hidden", "4096"}, {"heads", "32"}, {"batch", "16"}});
+  CostReport r = evaluate(big, c, make_scheme("dp", big, c, {}));
+  CHECK_FALSE(r.feasible);
+  CHECK_THAT(r.infeasible_reason, Catch::Contains("exceeds"));
+}
