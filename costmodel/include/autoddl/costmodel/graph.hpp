@@ -31,7 +31,7 @@ enum class OpKind : uint8_t {
   matmul,         // A(..., m, k) · B(k, n) [B may carry the same batch dims]; Linear and BatchMatMul
   conv2d,         // x(N, C, H, W) * w(K, C, R, S) -> (N, K, H', W')
   pool,           // max/avg pooling over H, W; global average pooling
-  bias_add,       // x(..., c) + b(c)   (for NCHW conv outputs, bias over axis 1)
+  bias_add,       // x(..., c) + b(c) along `axis` (default last; axis 1 for NCHW conv outputs)
   unary,          // elementwise: relu, gelu, dropout, tanh, sigmoid
   binary,         // elementwise add / mul with broadcasting of size-1 or missing leading dims
   softmax,        // softmax over `axis` (default last)
@@ -56,7 +56,7 @@ struct OpAttrs {
   UnaryFn unary = UnaryFn::relu;   // unary
   BinaryFn binary = BinaryFn::add; // binary
   bool transpose_b = false;        // matmul: B is stored (..., n, k)
-  int axis = -1;                   // softmax / layer_norm (first normalized axis) / concat; <0 counts from the end
+  int axis = -1;                   // bias_add / softmax / layer_norm (first normalized axis) / concat; <0 counts from the end
   std::vector<int> perm;           // transpose
 };
 

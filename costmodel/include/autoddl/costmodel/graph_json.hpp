@@ -1,4 +1,4 @@
-// The JSON graph format (README "Graph JSON"): user models load through the same Graph IR and
+// The JSON graph format (docs/graph-json.md): user models load through the same Graph IR and
 // the same validation as zoo models. save() writes what load() reads (round trip).
 #pragma once
 #include <string>

@@ -1,0 +1,42 @@
+// CrossEntropy loss: logits(..., classes) and integer labels(...) -> scalar mean loss (shape []).
+// With classes = 1 the single logit is a binary (sigmoid) cross-entropy, as NCF's NeuMF uses.
+// FLOPs per logit: 5 forward (log-softmax and the pick), 2 backward (softmax − one-hot, scaled).
+#include "kinds.hpp"
+
+namespace autoddl::costmodel::ops {
+
+namespace {
+constexpr double kFwdFlopsPerLogit = 5;
+constexpr double kBwdFlopsPerLogit = 2;
+}  // namespace
+
+std::vector<Shape> cross_entropy_shapes(const Graph& g, const Op& op) {
+  const Tensor& logits = input(g, op, 0);
+  const Tensor& labels = input(g, op, 1);
+  require_rank(g, op, 0, 1, "(..., classes)");
+  if (!is_float(logits.dtype)) fail_input(g, op, 0, "logits must be floating-point");
+  require_integer(g, op, 1, "labels");
+  Shape expected(logits.shape.begin(), logits.shape.end() - 1);
+  if (labels.shape != expected) {
+    fail_input(g, op, 1,
+               "has shape " + shape_str(labels.shape) + " but labels must be " +
+                   shape_str(expected) + " (the logits " + shape_str(logits.shape) +
+                   " without the class axis)");
+  }
+  return {Shape{}};
+}
+
+OpWork cross_entropy_work(const Graph& g, const Op& op) {
+  const Tensor& logits = input(g, op, 0);
+  const Tensor& labels = input(g, op, 1);
+  OpWork w;
+  w.fwd_flops = kFwdFlopsPerLogit * elements_of(logits);
+  w.fwd_bytes = bytes_of(logits) + bytes_of(labels) + bytes_of(output(g, op, 0));
+  if (needs_grad(g, op, 0)) {
+    w.bwd_flops = kBwdFlopsPerLogit * elements_of(logits);
+    w.bwd_bytes = 2 * bytes_of(logits) + bytes_of(labels);  // reads logits, writes dlogits
+  }
+  return w;
+}
+
+}  // namespace autoddl::costmodel::ops

@@ -1,0 +1,46 @@
+// LayerNorm (Ba et al. 2016): normalizes x over its trailing axes starting at `axis` (default
+// last), then scales by gamma and shifts by beta, both shaped like those trailing axes.
+// FLOPs per element: 8 forward (mean, centre, square-sum, normalize, scale, shift), 12 backward
+// (dx plus the dgamma/dbeta reductions). Estimates, documented rather than measured.
+#include "kinds.hpp"
+
+namespace autoddl::costmodel::ops {
+
+namespace {
+constexpr double kFwdFlopsPerElement = 8;
+constexpr double kBwdFlopsPerElement = 12;
+}  // namespace
+
+std::vector<Shape> layer_norm_shapes(const Graph& g, const Op& op) {
+  const Tensor& x = input(g, op, 0);
+  require_rank(g, op, 0, 1, "at least 1-D");
+  if (!is_float(x.dtype)) fail_input(g, op, 0, "must be a floating-point tensor");
+  int axis = normalize_axis(g, op, op.attrs.axis, x.shape.size(), "axis");
+  Shape normalized(x.shape.begin() + axis, x.shape.end());
+  for (int i = 1; i <= 2; ++i) {
+    if (input(g, op, i).shape != normalized) {
+      fail_input(g, op, i,
+                 "has shape " + shape_str(input(g, op, i).shape) + " but " +
+                     (i == 1 ? "gamma" : "beta") + " must be " + shape_str(normalized) +
+                     " (the axes from " + std::to_string(axis) + " of " + shape_str(x.shape) + ")");
+    }
+  }
+  return {x.shape};
+}
+
+OpWork layer_norm_work(const Graph& g, const Op& op) {
+  const Tensor& x = input(g, op, 0);
+  const Tensor& y = output(g, op, 0);
+  double params = bytes_of(input(g, op, 1)) + bytes_of(input(g, op, 2));
+  OpWork w;
+  w.fwd_flops = kFwdFlopsPerElement * elements_of(y);
+  w.fwd_bytes = bytes_of(x) + params + bytes_of(y);
+  if (needs_grad(g, op, 0) || needs_grad(g, op, 1) || needs_grad(g, op, 2)) {
+    w.bwd_flops = kBwdFlopsPerElement * elements_of(y);
+    // reads dy, x, gamma; writes dx, dgamma, dbeta
+    w.bwd_bytes = bytes_of(y) + 2 * bytes_of(x) + 1.5 * params;
+  }
+  return w;
+}
+
+}  // namespace autoddl::costmodel::ops

@@ -1,0 +1,34 @@
+// Softmax over `axis` (default last). Attention's 1/√d scaling and causal/padding mask are taken
+// as fused into this kernel, as in Megatron-LM's fused scale-mask-softmax. FLOPs per element:
+// 5 forward (max, subtract, exp, sum, divide), 4 backward (dx = y·(dy − Σ dy·y)).
+#include "kinds.hpp"
+
+namespace autoddl::costmodel::ops {
+
+namespace {
+constexpr double kFwdFlopsPerElement = 5;
+constexpr double kBwdFlopsPerElement = 4;
+}  // namespace
+
+std::vector<Shape> softmax_shapes(const Graph& g, const Op& op) {
+  const Tensor& x = input(g, op, 0);
+  require_rank(g, op, 0, 1, "at least 1-D");
+  if (!is_float(x.dtype)) fail_input(g, op, 0, "must be a floating-point tensor");
+  normalize_axis(g, op, op.attrs.axis, x.shape.size(), "axis");
+  return {x.shape};
+}
+
+OpWork softmax_work(const Graph& g, const Op& op) {
+  const Tensor& x = input(g, op, 0);
+  const Tensor& y = output(g, op, 0);
+  OpWork w;
+  w.fwd_flops = kFwdFlopsPerElement * elements_of(y);
+  w.fwd_bytes = bytes_of(x) + bytes_of(y);
+  if (needs_grad(g, op, 0)) {
+    w.bwd_flops = kBwdFlopsPerElement * elements_of(y);
+    w.bwd_bytes = 2 * bytes_of(y) + bytes_of(x);  // reads y and dy, writes dx
+  }
+  return w;
+}
+
+}  // namespace autoddl::costmodel::ops

@@ -1,0 +1,51 @@
+// Elementwise unary ops: relu, gelu, dropout, tanh, sigmoid; y has x's shape. FLOPs per
+// element are conventional estimates (not measured): relu 1 fwd / 1 bwd; gelu (tanh form,
+// Hendrycks & Gimpel 2016) 8 / 12; dropout 2 (mask, scale) / 1; tanh 4 / 2 (1 − y²);
+// sigmoid 4 / 3 (y·(1 − y)). Dropout also writes (fwd) and reads (bwd) a 1-byte mask.
+#include "kinds.hpp"
+
+namespace autoddl::costmodel::ops {
+
+namespace {
+struct UnaryCost {
+  UnaryFn fn;
+  double fwd_flops_per_element, bwd_flops_per_element;
+};
+constexpr UnaryCost kCosts[] = {
+    {UnaryFn::relu, 1, 1}, {UnaryFn::gelu, 8, 12},   {UnaryFn::dropout, 2, 1},
+    {UnaryFn::tanh, 4, 2}, {UnaryFn::sigmoid, 4, 3},
+};
+
+const UnaryCost& cost_of(UnaryFn fn) {
+  for (const UnaryCost& c : kCosts) {
+    if (c.fn == fn) return c;
+  }
+  return kCosts[0];
+}
+}  // namespace
+
+std::vector<Shape> unary_shapes(const Graph& g, const Op& op) {
+  if (!is_float(input(g, op, 0).dtype)) {
+    fail_input(g, op, 0, "must be a floating-point tensor");
+  }
+  return {input(g, op, 0).shape};
+}
+
+OpWork unary_work(const Graph& g, const Op& op) {
+  const UnaryCost& c = cost_of(op.attrs.unary);
+  const Tensor& x = input(g, op, 0);
+  const Tensor& y = output(g, op, 0);
+  double n = elements_of(y);
+  double mask_bytes = op.attrs.unary == UnaryFn::dropout ? n : 0;
+  OpWork w;
+  w.fwd_flops = c.fwd_flops_per_element * n;
+  w.fwd_bytes = bytes_of(x) + bytes_of(y) + mask_bytes;
+  if (needs_grad(g, op, 0)) {
+    w.bwd_flops = c.bwd_flops_per_element * n;
+    // reads dy and the saved x (or y, or the mask), writes dx
+    w.bwd_bytes = bytes_of(y) + (mask_bytes > 0 ? mask_bytes : bytes_of(x)) + bytes_of(x);
+  }
+  return w;
+}
+
+}  // namespace autoddl::costmodel::ops

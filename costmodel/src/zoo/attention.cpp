@@ -1,0 +1,34 @@
+// Multi-head self-attention (Vaswani et al. 2017) from primitive ops, shared by BERT and GPT:
+// separate Q/K/V projections (parameter-equal to a fused QKV: 3h² + 3h), heads split by a
+// reshape and a transpose, scores by a batched matmul Q·Kᵀ (transpose_b) of shape
+// (batch, heads, seq, seq), softmax with scale and mask fused (Megatron-LM), dropout, ·V.
+#include <string>
+
+#include "models.hpp"
+
+namespace autoddl::costmodel::zoo {
+
+namespace {
+// (batch, seq, hidden) -> (batch, heads, seq, head_dim)
+int split_heads(GraphBuilder& b, const std::string& name, int t, int64_t heads) {
+  Shape s = b.shape(t);
+  int r = b.reshape(name + ".split", t, {s[0], s[1], heads, s[2] / heads});
+  return b.transpose(name + ".heads", r, {0, 2, 1, 3});
+}
+}  // namespace
+
+int self_attention(GraphBuilder& b, int x, int64_t heads) {
+  Shape s = b.shape(x);  // (batch, seq, hidden)
+  int64_t hidden = s[2];
+  int q = split_heads(b, "attn.q", b.linear("attn.q", x, hidden), heads);
+  int k = split_heads(b, "attn.k", b.linear("attn.k", x, hidden), heads);
+  int v = split_heads(b, "attn.v", b.linear("attn.v", x, hidden), heads);
+  int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);  // (b, heads, s, s)
+  int probs = b.dropout("attn.probs_dropout", b.softmax("attn.softmax", scores));
+  int ctx = b.matmul("attn.context", probs, v);  // (b, heads, s, head_dim)
+  int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});
+  int flat = b.reshape("attn.merge", merged, {s[0], s[1], hidden});
+  return b.linear("attn.proj", flat, hidden);
+}
+
+}  // namespace autoddl::costmodel::zoo

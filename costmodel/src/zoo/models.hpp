@@ -1,0 +1,29 @@
+// Internal to the zoo: each model file zoo/<name>.cpp defines one function returning its row
+// (name, description, knobs, builder) for the table in zoo/registry.cpp, plus the pieces the
+// transformer builders share (attention.cpp).
+#pragma once
+#include "autoddl/costmodel/graph_builder.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+
+namespace autoddl::costmodel::zoo {
+
+ZooModel mlp_model();
+ZooModel vgg16_model();
+ZooModel resnet50_model();
+ZooModel bert_model();
+ZooModel gpt_model();
+ZooModel ncf_model();
+
+// Multi-head self-attention on x(batch, seq, hidden), built from its primitive ops: Q, K, V
+// projections, split into heads (batch, heads, seq, hidden/heads), Q·Kᵀ, softmax (scale and
+// mask fused), dropout, ·V, merge heads, output projection. Returns the projection's output.
+// Names are "attn.*" under the builder's current block.
+int self_attention(GraphBuilder& b, int x, int64_t heads);
+
+// Fails with InputError("--set", "heads", "must divide hidden (768 % 10 != 0)") when needed.
+void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);
+
+// The model dtype knob, which must be a floating-point type.
+DType model_dtype(const Knobs& k);
+
+}  // namespace autoddl::costmodel::zoo

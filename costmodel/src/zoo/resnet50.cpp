@@ -1,0 +1,63 @@
+// ResNet-50 v1.5 (He et al. 2016; torchvision's layout, stride on the 3x3 convolution): a 7x7
+// stem, four stages of 3/4/6/3 bottlenecks (1x1, 3x3, 1x1 convolutions without bias, each
+// followed by BatchNorm; a projection shortcut opens each stage), global average pooling and a
+// 1000-way fc. 25,557,032 parameters and ~4.1 G multiply-accumulates per 224² image.
+// Bottlenecks are blocks "layer1.0" .. "layer4.2", as torchvision names them.
+#include "models.hpp"
+
+namespace autoddl::costmodel::zoo {
+
+namespace {
+struct Stage {
+  int blocks;
+  int64_t width;  // the bottleneck's inner width; its output is 4x
+  int stride;     // of the stage's first 3x3 convolution
+};
+const Stage kStages[] = {{3, 64, 1}, {4, 128, 2}, {6, 256, 2}, {3, 512, 2}};
+
+int bottleneck(GraphBuilder& b, int x, int64_t width, int stride, bool project) {
+  int y = b.relu("relu1", b.bn("bn1", b.conv("conv1", x, width, 1, 1, 0, false)));
+  y = b.relu("relu2", b.bn("bn2", b.conv("conv2", y, width, 3, stride, 1, false)));
+  y = b.bn("bn3", b.conv("conv3", y, 4 * width, 1, 1, 0, false));
+  int shortcut = x;
+  if (project) {
+    shortcut = b.bn("downsample.bn", b.conv("downsample.conv", x, 4 * width, 1, stride, 0, false));
+  }
+  return b.relu("relu3", b.add("add", y, shortcut));
+}
+
+Graph build(const Knobs& k) {
+  int64_t batch = k.get_int("batch"), image = k.get_int("image", 32);
+  int64_t classes = k.get_int("classes");
+  DType dtype = model_dtype(k);
+  GraphBuilder b("resnet50", "zoo:resnet50", batch, dtype);
+  int h = b.input("images", {batch, 3, image, image}, dtype);
+  int labels = b.input("labels", {batch}, DType::int64);
+  h = b.relu("relu1", b.bn("bn1", b.conv("conv1", h, 64, 7, 2, 3, false)));
+  h = b.pool("maxpool", h, PoolFn::max, 3, 2, 1);
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 0; i < kStages[s].blocks; ++i) {
+      b.begin_block("layer" + std::to_string(s + 1) + "." + std::to_string(i));
+      h = bottleneck(b, h, kStages[s].width, i == 0 ? kStages[s].stride : 1, i == 0);
+      b.end_block();
+    }
+  }
+  h = b.global_avg_pool("avgpool", h);
+  h = b.reshape("flatten", h, {batch, b.shape(h)[1]});
+  h = b.linear("fc", h, classes);
+  b.cross_entropy("loss", h, labels);
+  return b.finish();
+}
+}  // namespace
+
+ZooModel resnet50_model() {
+  return {"resnet50",
+          "ResNet-50 v1.5 (torchvision layout), NCHW images, BatchNorm, softmax loss",
+          {{"batch", "32", "global batch size"},
+           {"image", "224", "image height and width (>= 32)"},
+           {"classes", "1000", "output classes"},
+           {"dtype", "fp32", "parameter and activation dtype"}},
+          build};
+}
+
+}  // namespace autoddl::costmodel::zoo
