@@ -64,33 +64,56 @@ struct GradSync {
   double ready_s;         // in the last micro-batch's backward of its stage
 };
 
-// Fuses consecutive gradients with the same conversion into buckets of >= bucket_bytes and
-// overlaps them with the backward; returns the exposed time past `backward_end_s`.
+// Fuses consecutive gradients whose syncs are the same collectives (same mesh dims and kinds,
+// e.g. an all-reduce over the data-parallel dim of whatever each device holds) into buckets of
+// >= bucket_bytes, as DDP fuses its flat gradient buffer, and overlaps them with the backward;
+// returns the exposed time past `backward_end_s`.
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
                     const DeviceMesh& mesh, CommTally& tally, double& total_s) {
+  struct Step {
+    int dim;
+    CollectiveKind kind;
+    double bytes, wire_bytes;
+  };
+  std::vector<std::vector<Step>> paths;
+  paths.reserve(grads.size());
+  for (const GradSync& g : grads) {
+    std::vector<Step> p;
+    for (const BoxingStep& st : g.table->path(g.from, g.to)) p.push_back({st.dim, st.kind, st.bytes, st.wire_bytes});
+    paths.push_back(std::move(p));
+  }
+  auto same_steps = [&](size_t a, size_t b) {
+    if (paths[a].size() != paths[b].size()) return false;
+    for (size_t x = 0; x < paths[a].size(); ++x) {
+      if (paths[a][x].dim != paths[b][x].dim || paths[a][x].kind != paths[b][x].kind) return false;
+    }
+    return true;
+  };
   double comm_free = 0;
   size_t i = 0;
   while (i < grads.size()) {
-    size_t j = i;
-    double bytes = 0;
-    while (j < grads.size() &&
-           grads[j].table->states()[grads[j].from] == grads[i].table->states()[grads[i].from] &&
-           grads[j].table->states()[grads[j].to] == grads[i].table->states()[grads[i].to] &&
-           (bytes < bucket_bytes || j == i)) {
+    if (paths[i].empty()) {  // already in its storage SBP: nothing to sync
+      ++i;
+      continue;
+    }
+    std::vector<Step> bucket = paths[i];
+    double bytes = grads[i].bytes;
+    size_t j = i + 1;
+    while (j < grads.size() && bytes < bucket_bytes && same_steps(i, j)) {
+      for (size_t x = 0; x < bucket.size(); ++x) {
+        bucket[x].bytes += paths[j][x].bytes;
+        bucket[x].wire_bytes += paths[j][x].wire_bytes;
+      }
       bytes += grads[j].bytes;
       ++j;
     }
-    // The bucket follows the first gradient's path with its bytes scaled to the bucket's.
-    double scale = bytes / grads[i].bytes;
     double t = 0;
-    for (const BoxingStep& st : grads[i].table->path(grads[i].from, grads[i].to)) {
-      double s_bytes = st.bytes * scale;
-      double step_t = mesh.collective_time_s(st.dim, st.kind, s_bytes);
+    for (const Step& st : bucket) {
+      double step_t = mesh.collective_time_s(st.dim, st.kind, st.bytes);
       t += step_t;
-      tally.add(st.kind, step_t, st.wire_bytes * scale, 1);
+      tally.add(st.kind, step_t, st.wire_bytes, 1);
     }
-    double ready = grads[j - 1].ready_s;
-    double start = std::max(ready, comm_free);
+    double start = std::max(grads[j - 1].ready_s, comm_free);
     comm_free = start + t;
     total_s += t;
     i = j;
@@ -150,6 +173,27 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   std::vector<int> out_slot(n_tensors, -1);
   for (const Op& op : graph.ops) {
     for (size_t o = 0; o < op.outputs.size(); ++o) out_slot[op.outputs[o]] = static_cast<int>(o);
+  }
+
+  // Gradients of a tensor read by several ops (Q, K and V read one LayerNorm) are summed
+  // locally when they share an SBP, then boxed once: only the first such reader (in forward
+  // order, i.e. the last backward) is charged.
+  std::vector<char> grad_charged(static_cast<size_t>(n_ops) * kMaxOpInputs, 1);
+  {
+    std::vector<std::vector<std::pair<int, NdSbp>>> seen(n_tensors);
+    for (int i = 0; i < n_ops; ++i) {
+      const Op& op = graph.ops[i];
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const int t = op.inputs[k];
+        if (graph.tensors[t].producer < 0) continue;
+        const NdSbp& g = scheme.op_sigs[i].in_grad[k];
+        const int st = stage_of(i);
+        bool dup = false;
+        for (const auto& [s2, g2] : seen[t]) dup = dup || (s2 == st && g2 == g);
+        if (dup) grad_charged[i * kMaxOpInputs + k] = 0;
+        else seen[t].push_back({st, g});
+      }
+    }
   }
 
   BoxingCache cache(sbp_mesh);
@@ -250,7 +294,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         op_fwd_sr[i] += sr;
         stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
       }
-      if (differentiable(tensor)) {
+      if (differentiable(tensor) && grad_charged[i * kMaxOpInputs + k]) {
         int gfrom = state(table, sig.in_grad[k], "op " + op.name + " gradient");
         int gto = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
         op_bwd_box[i] += table.time_s(gfrom, gto);
@@ -324,12 +368,12 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       if (param_stage[t] == s) continue;
       param_stage[t] = s;
       double elems = store_local / dtype_bytes(tensor.dtype);
-      // ZeRO-1: optimizer state split over the dims where the parameter is replicated and
-      // its gradient partial, i.e. its data-parallel dims.
+      // ZeRO-1: each replica of a parameter updates only its share of the optimizer state, so
+      // the state is split over every dim where the parameter is stored broadcast.
       double opt_split = 1;
       if (scheme.shard_optimizer) {
         for (int d = 0; d < nd; ++d) {
-          if (st.dims[d].is_broadcast() && sig.in_grad[k].dims[d].is_partial()) opt_split *= sbp_shape[d];
+          if (st.dims[d].is_broadcast()) opt_split *= sbp_shape[d];
         }
       }
       param_mem[s] += 2 * store_local + elems * opt_bpp / opt_split;

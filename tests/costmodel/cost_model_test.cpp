@@ -63,7 +63,7 @@ TEST_CASE("a 1-GPU mesh has zero communication for every scheme", "[costmodel][c
 TEST_CASE("dp on p GPUs all-reduces every gradient once: 2(p-1)/p of the gradient bytes per device",
           "[costmodel][cost]") {
   ClusterSpec c = resolve_cluster("dgx-a100", 1);
-  Graph g = tiny_gpt();
+  Graph g = build_zoo_model("mlp", {{"batch", "64"}});
   Scheme s = make_scheme("dp", g, c, {8});
   CostReport r = evaluate(g, c, s);
   CHECK(kind(r, CollectiveKind::all_reduce, "bytes") == Approx(2.0 * 7 / 8 * param_bytes(g)));
@@ -89,18 +89,24 @@ TEST_CASE("a Megatron MLP block costs one all-reduce forward and one backward of
 
   // Sequence parallelism turns each all-reduce into a reduce-scatter plus an all-gather,
   // moving the same bytes in total.
+  // The LayerNorm then runs sequence-split, so its gamma and beta gradients are partial on the
+  // tensor dim and need one (tiny) all-reduce, as in Megatron-LM with sequence parallelism.
   CostReport sp = evaluate(g, c, make_scheme("megatron:tp=8,pp=1,dp=1,sp=1", g, c, {}));
-  CHECK(kind(sp, CollectiveKind::all_reduce, "count") == 0);
   CHECK(kind(sp, CollectiveKind::reduce_scatter, "count") == 2);
   CHECK(kind(sp, CollectiveKind::all_gather, "count") == 2);
   double sp_bytes = kind(sp, CollectiveKind::reduce_scatter, "bytes") + kind(sp, CollectiveKind::all_gather, "bytes");
   CHECK(sp_bytes == Approx(kind(r, CollectiveKind::all_reduce, "bytes")));
+  const double ln_params = 2.0 * h * 2;  // gamma + beta, fp16
+  CHECK(kind(sp, CollectiveKind::all_reduce, "count") == 1);
+  CHECK(kind(sp, CollectiveKind::all_reduce, "bytes") == Approx(2.0 * 7 / 8 * ln_params));
 }
 
 TEST_CASE("zero3 moves 1.5x the bytes of dp; zero1 moves the same with less optimizer memory",
           "[costmodel][cost][zero]") {
   ClusterSpec c = resolve_cluster("dgx-a100", 1);
-  Graph g = tiny_gpt();
+  // Every parameter of this MLP sits in a batch-parallel op, so all communication is
+  // gradient sync (GPT's position table, indexed without the batch, is computed replicated).
+  Graph g = build_zoo_model("mlp", {{"batch", "64"}});
   CostReport dp = evaluate(g, c, make_scheme("dp", g, c, {8}));
   CostReport z1 = evaluate(g, c, make_scheme("zero1", g, c, {8}));
   CostReport z3 = evaluate(g, c, make_scheme("zero3", g, c, {8}));
@@ -112,10 +118,14 @@ TEST_CASE("zero3 moves 1.5x the bytes of dp; zero1 moves the same with less opti
   CHECK(bytes(z3) == Approx(1.5 * bytes(dp)));
   CHECK(bytes(z1) == Approx(bytes(dp)));
   CHECK(z1.param_memory_bytes < dp.param_memory_bytes);
-  // Mixed-precision Adam: 16 B/param replicated; ZeRO-1 splits the 12 B of optimizer state.
-  CHECK(dp.param_memory_bytes == Approx(16.0 * g.parameter_count()));
-  CHECK(z1.param_memory_bytes == Approx((4.0 + 12.0 / 8) * g.parameter_count()));
-  CHECK(z3.param_memory_bytes == Approx(16.0 / 8 * g.parameter_count()));
+  // Weights + gradients in the model dtype, plus Adam's state (fp32 moments; and an fp32 master
+  // copy in mixed precision). ZeRO-1 splits the state over 8; ZeRO-3 splits everything.
+  const double w = static_cast<double>(g.parameter_bytes()) / g.parameter_count();
+  const double opt = w == 2 ? 12 : 8;
+  const double n = static_cast<double>(g.parameter_count());
+  CHECK(dp.param_memory_bytes == Approx((2 * w + opt) * n));
+  CHECK(z1.param_memory_bytes == Approx((2 * w + opt / 8) * n));
+  CHECK(z3.param_memory_bytes == Approx((2 * w + opt) / 8 * n));
 }
 
 TEST_CASE("pipeline bubble is (p-1)/(m+p-1) of the schedule and interleaving divides it by v",
@@ -146,8 +156,31 @@ TEST_CASE("a scheme that does not fit is an input error; one that runs out of me
   CHECK_THROWS_WITH(make_scheme("megatron:tp=8,pp=3,dp=1", g, c, {}), Catch::Contains("tp*pp*dp"));
   CHECK_THROWS_WITH(make_scheme("megatron:tp=4,pp=2,dp=2,mb=3", g, c, {}), Catch::Contains("mb"));
   CHECK_THROWS_WITH(make_scheme("nonsense", g, c, {}), Catch::Contains("unknown scheme"));
+  // Megatron splits attention by heads: 12 heads over tp=8 is refused, as Megatron-LM does.
+  Graph twelve = build_zoo_model("gpt", {{"layers", "1"}, {"hidden", "768"}, {"heads", "12"}, {"batch", "16"}});
+  CHECK_THROWS_WITH(make_scheme("megatron:tp=8,pp=1,dp=2", twelve, c, {}),
+                    Catch::Contains("12 attention heads") && Catch::Contains("heads % tp"));
+  CHECK_NOTHROW(make_scheme("megatron:tp=4,pp=1,dp=4", twelve, c, {}));
   Graph big = build_zoo_model("gpt", {{"layers", "48"}, {"hidden", "4096"}, {"heads", "32"}, {"batch", "16"}});
   CostReport r = evaluate(big, c, make_scheme("dp", big, c, {}));
   CHECK_FALSE(r.feasible);
   CHECK_THAT(r.infeasible_reason, Catch::Contains("exceeds"));
+}
+
+TEST_CASE("Megatron GPT: 2 forward and 2 backward all-reduces per layer plus embeddings and gradient sync",
+          "[costmodel][cost][megatron]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  for (int layers : {2, 6}) {
+    Graph g = build_zoo_model("gpt", {{"layers", std::to_string(layers)}, {"hidden", "768"}, {"heads", "16"},
+                                      {"seq", "1024"}, {"batch", "64"}});
+    Scheme s = make_scheme("megatron:tp=8,pp=1,dp=2", g, c, {});
+    s.bucket_bytes = 1e18;  // one gradient bucket, to count the boxing all-reduces exactly
+    CostReport r = evaluate(g, c, s);
+    INFO(layers << " layers");
+    // + 1 after the vocab-parallel embedding, + 1 for the LM head's input gradient,
+    // + 1 data-parallel bucket of all gradients, + 1 over dp for the position lookup's output
+    // gradient (positions carry no batch, so data parallelism runs that lookup replicated).
+    CHECK(kind(r, CollectiveKind::all_reduce, "count") == 4 * layers + 4);
+    CHECK(r.feasible);
+  }
 }

@@ -85,7 +85,7 @@ TEST_CASE("ResNet-50 has 25.6 M parameters and 4.1 G multiply-accumulates per 22
 }
 
 TEST_CASE("BERT-large has about 335 M parameters with the pooler", "[zoo][published]") {
-  Graph g = build_zoo_model("bert", {{"size", "large"}});
+  Graph g = build_zoo_model("bert", {{"size", "large"}, {"vocab_pad", "1"}});
   // encoder + embeddings + pooler, without the pre-training heads: HF BertModel(bert-large)
   CHECK(params_without_prefix(g, "cls.") == 335141888);
   CHECK(static_cast<double>(g.parameter_count()) == Approx(335e6).epsilon(0.02));
@@ -94,15 +94,19 @@ TEST_CASE("BERT-large has about 335 M parameters with the pooler", "[zoo][publis
 TEST_CASE(
     "BERT-base with its pre-training heads has HF BertForPreTraining's 110,106,428 parameters",
     "[zoo][published]") {
-  Graph g = build_zoo_model("bert", {});
+  Graph g = build_zoo_model("bert", {{"vocab_pad", "1"}});
   CHECK(g.parameter_count() == 110106428);
 }
 
 TEST_CASE("GPT-2 small by default and GPT-2 XL with knobs have 124 M and 1.56 B parameters",
           "[zoo][published]") {
-  CHECK(build_zoo_model("gpt", {}).parameter_count() == 124439808);  // HF gpt2
+  CHECK(build_zoo_model("gpt", {{"vocab_pad", "1"}}).parameter_count() == 124439808);  // HF gpt2
+  KnobMap xl_exact = kGpt2Xl;
+  xl_exact["vocab_pad"] = "1";
+  CHECK(build_zoo_model("gpt", xl_exact).parameter_count() == 1557611200);  // HF gpt2-xl
+  // Megatron-style padding (default 128) adds 47 rows: 50304 x 768 more for GPT-2 small.
+  CHECK(build_zoo_model("gpt", {}).parameter_count() == 124439808 + 47 * 768);
   Graph xl = build_zoo_model("gpt", kGpt2Xl);
-  CHECK(xl.parameter_count() == 1557611200);  // HF gpt2-xl
   CHECK(static_cast<double>(xl.parameter_count()) == Approx(1.56e9).epsilon(0.02));
 }
 
@@ -171,7 +175,7 @@ TEST_CASE("knob overrides change the built graph", "[zoo][knobs]") {
     CHECK(large.find_op("layer.24.attn.scores") < 0);
     CHECK(six.find_op("layer.5.attn.scores") >= 0);
     CHECK(six.find_op("layer.6.attn.scores") < 0);
-    CHECK(six.tensors[six.find_tensor("embeddings.word")].shape == Shape{30522, 1024});
+    CHECK(six.tensors[six.find_tensor("embeddings.word")].shape == Shape{30592, 1024});  // 30522 padded to 128
   }
   SECTION("gpt heads set the attention score shape") {
     Graph g = build_zoo_model("gpt", {{"layers", "1"}, {"heads", "8"}, {"seq", "64"}});
@@ -221,7 +225,7 @@ TEST_CASE("an unknown knob names --set and the knob, and lists the model's knobs
   CHECK(e->file() == "--set");
   CHECK(e->field() == "foo");
   CHECK(e->reason() ==
-        "unknown knob for gpt (knobs: layers, hidden, heads, seq, vocab, batch, dtype)");
+        "unknown knob for gpt (knobs: layers, hidden, heads, seq, vocab, vocab_pad, batch, dtype)");
 }
 
 TEST_CASE("bad knob values name the knob and say why", "[zoo][bad-input]") {

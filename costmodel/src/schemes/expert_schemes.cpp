@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
@@ -193,6 +194,21 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   opt.sequence_parallel = sp == "1";
   s.op_sigs = lower_roles(g, sbp, roles, s.micro_batches, opt);
   s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(sbp.size()));
+  if (tp > 1) {
+    // Megatron-LM splits attention by heads and refuses heads % tp != 0; so do we, rather
+    // than pricing an attention that all-reduces its score matrix.
+    const int tdim = static_cast<int>(sbp.size()) - 1;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const Op& op = g.ops[i];
+      if (op.kind != OpKind::softmax || !is_attention_core(g, op)) continue;
+      const Sbp on_tp = s.op_sigs[i].out[0].dims[tdim];
+      if (!(on_tp == Sbp::split(1))) {  // scores are (batch, heads, seq, seq)
+        const Shape& scores = g.tensors[op.outputs[0]].shape;
+        fail("tp", std::to_string(tp) + " does not split the " + std::to_string(scores[1]) +
+                       " attention heads of " + g.name + " evenly (Megatron-LM needs heads % tp == 0)");
+      }
+    }
+  }
   if (pp > 1) {
     // Layers (ops sharing a block label) in order, split evenly into pp·v chunks; ops before the
     // first layer (embeddings) join the first chunk, ops after the last (head, loss) the last.

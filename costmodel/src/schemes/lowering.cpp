@@ -64,7 +64,7 @@ double data_score(const Ctx& c, const Op& op, const Signature1D& s, const std::v
     int t = op.inputs[k];
     Sbp want = is_param(c.graph, t) || !c.batch_major[t] ? Sbp::broadcast() : Sbp::split(0);
     if (!(s.in[k] == want)) score += 10;
-    if (!is_param(c.graph, t) && !(s.in[k] == produced[t])) score += 1;
+    if (!is_param(c.graph, t) && c.graph.tensors[t].producer >= 0 && !(s.in[k] == produced[t])) score += 1;
     if (!split_divides(c.shape_mb[t], s.in[k], p)) return kInf;
   }
   for (size_t o = 0; o < op.outputs.size(); ++o) {
@@ -96,19 +96,27 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
     }
     const Sbp have = produced[t];
     const int rank = static_cast<int>(c.shape_mb[t].size());
+    const bool loaded = g.tensors[t].producer < 0;  // graph input: loaded in any SBP for free
     if (c.batch_major[t] && want.is_split()) {
       if (want.axis == 0) return kInf;  // the batch belongs to data-parallel dims
       bool seq = rank == 3 && want.axis == 1;
       if (seq && !c.opt.sequence_parallel) return kInf;
       // A non-matmul op keeps splits, it does not create them (except sp's sequence split).
       bool creates = !(have == want);
-      if (creates && op.kind != OpKind::matmul && !(seq && c.opt.sequence_parallel)) return kInf;
+      if (creates && !loaded && op.kind != OpKind::matmul && !(seq && c.opt.sequence_parallel)) return kInf;
     }
-    score += unit_boxing(have, want, c.bytes_mb[t], p);
+    if (!loaded) score += unit_boxing(have, want, c.bytes_mb[t], p);
   }
+  bool partial_in = false;
+  for (size_t k = 0; k < op.inputs.size(); ++k) partial_in |= produced[op.inputs[k]].is_partial();
   for (size_t o = 0; o < op.outputs.size(); ++o) {
     const int t = op.outputs[o];
     if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
+    // A partial output that no input forced will cost an all-reduce downstream; count it now
+    // so that, e.g., a residual add of two broadcast tensors stays broadcast.
+    if (s.out[o].is_partial() && !partial_in && op.kind != OpKind::matmul && op.kind != OpKind::embedding) {
+      score += unit_boxing(Sbp::partial(), Sbp::broadcast(), c.bytes_mb[t], p);
+    }
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 0) return kInf;
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 1 &&
         c.shape_mb[t].size() == 3 && !c.opt.sequence_parallel) {

@@ -30,6 +30,7 @@ Graph build(const Knobs& k) {
   int64_t hidden = sized_knob(k, "hidden", size->hidden);
   int64_t heads = sized_knob(k, "heads", size->heads);
   int64_t seq = k.get_int("seq"), vocab = k.get_int("vocab"), batch = k.get_int("batch");
+  vocab = padded_vocab(k, vocab);
   DType dtype = model_dtype(k);
   check_heads_divide_hidden(k, hidden, heads);
 
@@ -86,6 +87,7 @@ ZooModel bert_model() {
            {"heads", "auto", "attention heads, must divide hidden (auto: from size)"},
            {"seq", "512", "sequence length (and position-embedding rows)"},
            {"vocab", "30522", "vocabulary size (WordPiece, uncased)"},
+           {"vocab_pad", "128", "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"},
            {"batch", "8", "global batch size (sequences)"},
            {"dtype", "fp16", "parameter and activation dtype"}},
           build};

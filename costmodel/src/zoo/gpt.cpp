@@ -12,6 +12,7 @@ Graph build(const Knobs& k) {
   int64_t layers = k.get_int("layers"), hidden = k.get_int("hidden");
   int64_t heads = k.get_int("heads"), seq = k.get_int("seq"), vocab = k.get_int("vocab");
   int64_t batch = k.get_int("batch");
+  vocab = padded_vocab(k, vocab);
   DType dtype = model_dtype(k);
   check_heads_divide_hidden(k, hidden, heads);
 
@@ -49,6 +50,7 @@ ZooModel gpt_model() {
            {"heads", "12", "attention heads (must divide hidden)"},
            {"seq", "1024", "sequence length (and position-embedding rows)"},
            {"vocab", "50257", "vocabulary size"},
+           {"vocab_pad", "128", "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"},
            {"batch", "8", "global batch size (sequences)"},
            {"dtype", "fp16", "parameter and activation dtype"}},
           build};

@@ -22,4 +22,9 @@ DType model_dtype(const Knobs& k) {
   return t;
 }
 
+int64_t padded_vocab(const Knobs& k, int64_t vocab) {
+  int64_t pad = k.get_int("vocab_pad");
+  return (vocab + pad - 1) / pad * pad;
+}
+
 }  // namespace autoddl::costmodel::zoo

@@ -23,6 +23,10 @@ int self_attention(GraphBuilder& b, int x, int64_t heads);
 // Fails with InputError("--set", "heads", "must divide hidden (768 % 10 != 0)") when needed.
 void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);
 
+// The vocabulary rounded up to a multiple of the `vocab_pad` knob (Megatron-LM pads to 128 so
+// that vocab-parallel embeddings split evenly; 1 keeps the published size).
+int64_t padded_vocab(const Knobs& k, int64_t vocab);
+
 // The model dtype knob, which must be a floating-point type.
 DType model_dtype(const Knobs& k);
 

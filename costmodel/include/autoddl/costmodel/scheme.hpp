@@ -28,7 +28,7 @@ struct Scheme {
   // Per tensor: where a parameter and its gradient live (ignored for other tensors). A
   // parameter stored split but used broadcast is all-gathered before use (ZeRO-3 / FSDP).
   std::vector<NdSbp> param_storage;
-  bool shard_optimizer = false;       // ZeRO-1: optimizer state split over data-parallel dims
+  bool shard_optimizer = false;       // ZeRO-1: optimizer state split over the dims a parameter is replicated on
   bool regather_in_backward = false;  // ZeRO-3: split parameters are gathered again for backward
   std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
   int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
