@@ -7,6 +7,8 @@ RunFn setup_models(CLI::App& sub);
 RunFn setup_clusters(CLI::App& sub);
 RunFn setup_comm(CLI::App& sub);
 RunFn setup_cost(CLI::App& sub);
+RunFn setup_fit(CLI::App& sub);
+RunFn setup_calibrate(CLI::App& sub);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -15,6 +17,11 @@ const std::vector<Command>& commands() {
       {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
       {"comm", "Collective times in nccl-tests' table shape (α-β model)", setup_comm},
       {"cost", "Analytical cost of one scheme: iteration time, communication, memory, per op", setup_cost},
+      {"fit", "Fit a calibration (α-β per collective and group, GEMM efficiency, HBM) from "
+              "nccl-tests logs and microbenchmark results",
+       setup_fit},
+      {"calibrate", "Run the CUDA/NCCL microbenchmarks on this machine's GPUs (needs the CUDA build)",
+       setup_calibrate},
   };
   return table;
 }

@@ -1,0 +1,247 @@
+// CUPTI activity buffers -> ActivityRecord (see cupti_activity.hpp). CUDA 13's CUPTI delivers
+// kernels as CUpti_ActivityKernel10, copies as CUpti_ActivityMemcpy6, memsets as
+// CUpti_ActivityMemset4 (older layouts live in cupti_activity_deprecated.h).
+#include "cupti_activity.hpp"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+static_assert(CUPTI_API_VERSION >= 130000,
+              "calib/gpu reads CUDA 13 CUPTI record layouts (CUpti_ActivityKernel10)");
+
+namespace autoddl::calib::gpu {
+
+namespace {
+
+constexpr size_t kBufferBytes = 8 << 20;
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+
+std::mutex g_mu;
+std::vector<ActivityRecord> g_pending;
+std::vector<ActivityRecord> g_all;
+bool g_keep_all = false;
+bool g_inited = false;
+std::string g_error;
+std::atomic<uint64_t> g_dropped{0};
+
+std::string result_text(CUptiResult r) {
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  return s ? s : "unknown CUPTI error";
+}
+
+const char* copy_kind(uint8_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
+  }
+}
+
+bool convert(const CUpti_Activity* a, ActivityRecord& r) {
+  switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
+      r.kind = "kernel";
+      r.name = k->name ? k->name : "?";
+      r.start_ns = k->start;
+      r.end_ns = k->end;
+      r.device = k->deviceId;
+      r.stream = k->streamId;
+      r.correlation = k->correlationId;
+      r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
+      r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
+      r.kind = "memcpy";
+      r.name = copy_kind(m->copyKind);
+      r.start_ns = m->start;
+      r.end_ns = m->end;
+      r.device = m->deviceId;
+      r.stream = m->streamId;
+      r.correlation = m->correlationId;
+      r.bytes = m->bytes;
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
+      r.kind = "memset";
+      r.name = "memset";
+      r.start_ns = m->start;
+      r.end_ns = m->end;
+      r.device = m->deviceId;
+      r.stream = m->streamId;
+      r.correlation = m->correlationId;
+      r.bytes = m->bytes;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t,
+                               size_t valid) {
+  std::vector<ActivityRecord> got;
+  CUpti_Activity* a = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &a) == CUPTI_SUCCESS) {
+    ActivityRecord r;
+    if (convert(a, r) && r.end_ns >= r.start_ns && r.start_ns != 0) got.push_back(std::move(r));
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) g_dropped += dropped;
+  std::free(buffer);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_keep_all) g_all.insert(g_all.end(), got.begin(), got.end());
+  g_pending.insert(g_pending.end(), std::make_move_iterator(got.begin()),
+                   std::make_move_iterator(got.end()));
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ActivityRecorder& ActivityRecorder::instance() {
+  static ActivityRecorder r;
+  return r;
+}
+
+const std::string& ActivityRecorder::init() {
+  if (!g_inited) {
+    g_inited = true;
+    CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) g_error = "cuptiActivityRegisterCallbacks: " + result_text(r);
+  }
+  return g_error;
+}
+
+bool ActivityRecorder::start() {
+  if (!init().empty()) return false;
+  for (CUpti_ActivityKind k : kKinds) {
+    CUptiResult r = cuptiActivityEnable(k);
+    if (r != CUPTI_SUCCESS) {
+      g_error = "cuptiActivityEnable: " + result_text(r);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<ActivityRecord> ActivityRecorder::stop() {
+  bool keep_tracing;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    keep_tracing = g_keep_all;  // a whole-run trace stays on
+  }
+  if (!keep_tracing) {
+    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+  }
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::vector<ActivityRecord> out;
+  out.swap(g_pending);
+  return out;
+}
+
+void ActivityRecorder::keep_all(bool on) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_keep_all = on;
+}
+
+std::vector<ActivityRecord> ActivityRecorder::all() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_all;
+}
+
+uint64_t ActivityRecorder::dropped() const { return g_dropped; }
+
+double busy_us_per_iter(const std::vector<ActivityRecord>& recs, int iterations) {
+  if (recs.empty() || iterations <= 0) return -1;
+  std::map<uint32_t, double> per_device_ns;
+  for (const ActivityRecord& r : recs) per_device_ns[r.device] += double(r.end_ns - r.start_ns);
+  double busiest = 0;
+  for (auto& [dev, ns] : per_device_ns) busiest = std::max(busiest, ns);
+  return busiest / 1e3 / iterations;
+}
+
+void write_chrome_trace(const std::vector<ActivityRecord>& recs, const std::string& path) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write trace %s\n", path.c_str());
+    return;
+  }
+  uint64_t t0 = UINT64_MAX;
+  for (const ActivityRecord& r : recs) t0 = std::min(t0, r.start_ns);
+  std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  bool first = true;
+  std::map<uint32_t, std::map<uint32_t, bool>> seen;  // device -> streams
+  for (const ActivityRecord& r : recs) seen[r.device][r.stream] = true;
+  for (auto& [dev, streams] : seen) {
+    std::fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,"
+                 "\"args\":{\"name\":\"GPU %u\"}}", first ? "" : ",\n", dev, dev);
+    first = false;
+    for (auto& [stream, unused] : streams) {
+      std::fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
+                   "\"args\":{\"name\":\"stream %u\"}}", dev, stream, stream);
+    }
+  }
+  for (const ActivityRecord& r : recs) {
+    std::fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+                 "\"pid\":%u,\"tid\":%u,\"args\":{\"correlation\":%u",
+                 first ? "" : ",\n", json_escape(r.name).c_str(), r.kind.c_str(),
+                 (r.start_ns - t0) / 1e3, (r.end_ns - r.start_ns) / 1e3, r.device, r.stream,
+                 r.correlation);
+    first = false;
+    if (r.kind == "kernel") {
+      std::fprintf(f, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", r.grid[0], r.grid[1],
+                   r.grid[2], r.block[0], r.block[1], r.block[2]);
+    } else {
+      std::fprintf(f, ",\"bytes\":%llu", static_cast<unsigned long long>(r.bytes));
+    }
+    std::fprintf(f, "}}");
+  }
+  std::fprintf(f, "\n]}\n");
+  bool ok = std::fclose(f) == 0;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "cannot write trace %s\n", path.c_str());
+    std::remove(tmp.c_str());
+  }
+}
+
+}  // namespace autoddl::calib::gpu

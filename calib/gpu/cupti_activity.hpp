@@ -1,0 +1,52 @@
+// GPU activity records from the CUPTI Activity API (calibration.md §3.6): kernels from
+// CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (which, unlike ..._KERNEL, does not serialize kernels),
+// plus memcpy and memset. One process-wide recorder: the harness turns its records into kernel
+// time per iteration, cupti_tracer into a Chrome trace. Needs libcupti only (no CUDA runtime),
+// so the tracer can be injected into any CUDA program.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace autoddl::calib::gpu {
+
+struct ActivityRecord {
+  std::string kind;  // "kernel", "memcpy", "memset"
+  std::string name;  // kernel name (mangled), or "memcpy DtoD" / "memset"
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t correlation = 0;
+  uint64_t bytes = 0;              // memcpy / memset
+  int32_t grid[3] = {0, 0, 0};     // kernel
+  int32_t block[3] = {0, 0, 0};
+};
+
+class ActivityRecorder {
+ public:
+  static ActivityRecorder& instance();
+  // Registers the buffer callbacks once; "" on success, else why CUPTI cannot be used.
+  const std::string& init();
+  bool start();               // enables the activity kinds; false if CUPTI is unusable
+  // Disables (unless keep_all: a whole-run trace stays on), flushes, returns the records since
+  // the last stop.
+  std::vector<ActivityRecord> stop();
+  void keep_all(bool on);     // also keep every record for all()
+  std::vector<ActivityRecord> all();
+  uint64_t dropped() const;
+
+ private:
+  ActivityRecorder() = default;
+};
+
+// GPU-busy time per iteration: Σ record durations on each device / iterations, the busiest
+// device's value (a collective's ranks run concurrently on their devices).
+double busy_us_per_iter(const std::vector<ActivityRecord>& recs, int iterations);
+
+// Chrome trace-event JSON ({"traceEvents": [...]}, "ph":"X", ts/dur in µs from the first
+// record, pid = device, tid = stream), with process/thread name metadata. Written directly
+// (no JSON library): names are escaped here.
+void write_chrome_trace(const std::vector<ActivityRecord>& recs, const std::string& path);
+
+}  // namespace autoddl::calib::gpu

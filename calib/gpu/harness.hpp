@@ -1,0 +1,134 @@
+// The one harness of calib's GPU microbenchmarks (nccl-tests' common.cu, google/benchmark's
+// runner): options and the 8 B .. ≥1 GiB size sweep, warm-up and timed iterations (CUDA events,
+// then a CUPTI pass for kernel time), the fixed output columns (a table with a units row on
+// stdout, and rows in an autoddl-measurements/1 JSON file), skipped rows with a reason, and
+// CALIB_CHECK, which turns a failed CUDA/cuBLAS/cuDNN/NCCL/CUPTI call into CalibError with the
+// call, file:line and the library's message. Each benchmark file holds only its own shapes,
+// byte counts, initialization and the call it times. Depends on CUDA and the C++ library only.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace autoddl::calib::gpu {
+
+class CalibError : public std::runtime_error {
+ public:
+  CalibError(const std::string& call, const char* file, int line, const std::string& message)
+      : std::runtime_error(call + " at " + file + ":" + std::to_string(line) + ": " + message) {}
+};
+
+// Status<T>: how to read one library's status type. Each library's header specializes it
+// (cudaError_t and CUptiResult here; cuBLAS, cuDNN, NCCL next to their benchmarks).
+template <class T>
+struct Status;
+
+template <>
+struct Status<cudaError_t> {
+  static bool ok(cudaError_t e) { return e == cudaSuccess; }
+  static std::string text(cudaError_t e) {
+    return std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
+  }
+};
+
+template <class T>
+void check(T status, const char* call, const char* file, int line) {
+  if (!Status<T>::ok(status)) throw CalibError(call, file, line, Status<T>::text(status));
+}
+
+#define CALIB_CHECK(call) ::autoddl::calib::gpu::check((call), #call, __FILE__, __LINE__)
+
+struct Options {
+  size_t min_bytes = 8;
+  size_t max_bytes = size_t(1) << 30;
+  double factor = 2;
+  int warmup = 5;
+  int iters = 20;
+  int cupti_iters = 5;          // iterations of the CUPTI pass (0: no kernel times)
+  bool check = true;            // verify results (#wrong), where the benchmark can
+  bool quick = false;           // smaller sweeps, for a first look
+  int ngpus = 0;                // 0: all visible
+  int batch = 32;               // conv
+  std::vector<int64_t> dims;    // gemm: M, N, K values of the grid
+  std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
+  std::string json_path;        // result rows; empty: stdout table only
+  std::string trace_path;       // Chrome trace of every CUPTI activity of the run
+  std::vector<std::string> argv;
+
+  std::vector<size_t> sizes() const;  // min_bytes, ×factor, .. ≤ max_bytes
+};
+
+struct BenchInfo {
+  const char* name;         // "nccl_all_reduce", the JSON "benchmark"
+  const char* description;  // one line for --help
+};
+
+// Parses the shared flags; prints usage and exits 2 on a bad one, 0 on --help.
+Options parse_options(int argc, char** argv, const BenchInfo& info);
+
+// The fixed columns of every benchmark (STYLE: size, count, dtype, time, algbw, busbw, #wrong).
+struct Row {
+  std::string name;       // "all_reduce", "gemm", "conv", "copy", ...
+  double size_bytes = 0;  // collectives: nccl-tests size; kernels: bytes read + written
+  int64_t count = 0;
+  std::string dtype;
+  int ranks = 1;
+  int ranks_per_node = 1;
+  double time_us = 0;
+  double kernel_us = -1;  // < 0: not traced
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  double flops = 0;
+  int64_t wrong = -1;     // < 0: not checked
+  std::vector<std::pair<std::string, double>> shape;       // numeric parameters
+  std::vector<std::pair<std::string, std::string>> tags;   // text parameters
+  std::string skipped;    // non-empty: not measured, and why
+};
+
+// Collects rows, prints each as it comes, writes the JSON file at the end (temp + rename).
+class Report {
+ public:
+  Report(const BenchInfo& info, const Options& opt);
+  void version(const std::string& library, const std::string& version);
+  void add(Row row);
+  void skip(Row row, const std::string& reason);
+  void note(const std::string& line);  // "# line" on stdout
+  // Writes the JSON (and the trace, if asked); returns the exit code.
+  int finish();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+struct Timed {
+  double time_us = 0;     // CUDA events, mean per iteration (slowest stream)
+  double kernel_us = -1;  // CUPTI: GPU activity time per iteration (busiest device); < 0: none
+};
+
+// Runs op() opt.warmup times, then opt.iters times between CUDA events recorded on every
+// stream (stream i on devices[i]), then opt.cupti_iters times under CUPTI activity tracing.
+Timed time_op(const Options& opt, const std::vector<int>& devices,
+              const std::vector<cudaStream_t>& streams, const std::function<void()>& op);
+
+// A first CUDA call that fails cleanly without a GPU: "" if devices are usable, else the reason.
+std::string no_gpu_reason();
+
+// The benchmark's main: parses options, makes the Report, runs body(opt, report) and turns a
+// missing GPU into a skipped row and a CalibError into one error line and exit code 1.
+int run_main(int argc, char** argv, const BenchInfo& info,
+             const std::function<void(const Options&, Report&)>& body);
+
+// Fills n elements of `dtype` ("fp32", "fp16", "bf16") at p with values in [-1, 1) from a hash
+// of (index, seed): cheap, deterministic, and not all zeros (zeros make tensor cores cooler and
+// faster than real data).
+void fill_random(void* p, size_t n, const std::string& dtype, uint32_t seed, cudaStream_t s);
+size_t dtype_size(const std::string& dtype);
+
+}  // namespace autoddl::calib::gpu

@@ -1,0 +1,44 @@
+// The collective engine of the nccl_<coll> programs (nccl-tests' testColl + testEngine): one
+// process drives every visible GPU (ncclCommInitAll; one GPU = world size 1), sweeps nccl-tests
+// sizes, times out-of-place and in-place runs, and checks results (#wrong). A collective file
+// fills one CollectiveBench: chunk counts, the values each rank sends and expects, the in-place
+// layout and the NCCL call; it prints nothing. Data is fp32, the reduction is sum.
+#pragma once
+#include <nccl.h>
+
+#include "harness.hpp"
+
+namespace autoddl::calib::gpu {
+
+template <>
+struct Status<ncclResult_t> {
+  static bool ok(ncclResult_t r) { return r == ncclSuccess; }
+  static std::string text(ncclResult_t r) {
+    std::string s = ncclGetErrorString(r);
+    const char* last = ncclGetLastError(nullptr);
+    if (last && *last) s += ": " + std::string(last);
+    return s;
+  }
+};
+
+struct CollectiveBench {
+  const char* name;            // "all_reduce": row name, = autoddl's collective name
+  const char* redop;           // "sum" or "none"
+  double (*bw_factor)(int n);  // nccl-tests busbw factor (doc/PERFORMANCE.md)
+  // Each rank's send and receive buffers are `chunks` blocks of `count` elements; the
+  // nccl-tests size S is count · 4 B · max(send_chunks, recv_chunks).
+  int (*send_chunks)(int n);
+  int (*recv_chunks)(int n);
+  // Value of every element of chunk j that rank r sends, and that it must receive.
+  float (*send_value)(int r, int n, int j);
+  float (*expect_value)(int r, int n, int j);
+  // In place: element offsets of the send and receive regions inside one buffer; false if the
+  // collective has no in-place form.
+  bool (*in_place)(int r, int n, size_t count, size_t* send_offset, size_t* recv_offset);
+  ncclResult_t (*run)(const float* send, float* recv, size_t count, int r, int n, ncclComm_t comm,
+                      cudaStream_t stream);
+};
+
+int nccl_main(int argc, char** argv, const CollectiveBench& c);
+
+}  // namespace autoddl::calib::gpu

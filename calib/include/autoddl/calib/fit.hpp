@@ -1,0 +1,69 @@
+// `autoddl fit` without the CLI: turns nccl-tests logs and our microbenchmarks' result files
+// into a Calibration (α-β bands and measured tables per collective and group, efficiency tables
+// per kernel and dtype, HBM bandwidth, launch overhead) plus the report of how well each fit
+// explains the data, including errors on held-out sizes and shapes.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autoddl/calib/alpha_beta_fit.hpp"
+#include "autoddl/calib/efficiency_fit.hpp"
+#include "autoddl/calib/measurements.hpp"
+#include "autoddl/calib/memory_fit.hpp"
+#include "autoddl/calib/nccl_tests_parser.hpp"
+#include "autoddl/costmodel/calibration.hpp"
+
+namespace autoddl::calib {
+
+struct FitOptions {
+  BandOptions bands;               // collective bands; bands.holdout_every also drives kernels
+  bool keep_measured = true;       // store measured tables next to the α-β bands
+  // Reference peaks efficiencies are fractions of. A dtype without one uses its best measured
+  // throughput (efficiency relative to the best kernel seen), and the report says so.
+  std::map<costmodel::DType, double> peak_flops_per_s;
+  std::string peak_source = "--peak";
+  EfficiencyFitOptions efficiency;  // holdout_every is taken from bands.holdout_every
+  std::string command;              // provenance
+  std::string date;                 // provenance; empty = now (UTC)
+};
+
+struct CollectiveFitRow {
+  costmodel::CollectiveKind kind;
+  costmodel::CommGroup group;
+  GroupFit fit;
+  int points = 0;
+};
+
+struct EfficiencyFitRow {
+  std::string op;  // "matmul" or "conv"
+  costmodel::DType dtype;
+  double peak_flops_per_s = 0;
+  std::string peak_source;
+  EfficiencyFit fit;
+};
+
+struct HbmFitRow {
+  std::string kernel;  // "copy", "scale", "triad" or "memcpy"
+  HbmFit fit;
+};
+
+struct FitResult {
+  costmodel::Calibration calibration;
+  std::vector<CollectiveFitRow> collectives;
+  std::vector<EfficiencyFitRow> efficiency;
+  std::vector<HbmFitRow> hbm;            // the first one is the one stored
+  std::optional<double> launch_overhead_s;
+  std::vector<std::string> notes;        // what was left out, and why
+};
+
+// Throws InputError when there is nothing to fit, a log reports CPU time, or a kernel beats its
+// stated peak.
+FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
+                          const std::vector<MeasurementFile>& files, const FitOptions& opt);
+
+// The tables `autoddl fit` prints.
+std::string format_fit_report(const FitResult& r);
+
+}  // namespace autoddl::calib

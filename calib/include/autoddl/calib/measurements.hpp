@@ -1,0 +1,48 @@
+// The result files our GPU microbenchmarks write (calib/gpu/, one JSON per program run;
+// schema "autoddl-measurements/1" in docs/calibration-json.md). Every row has the same fixed
+// columns, whatever the benchmark; benchmark-specific parameters (M, N, K; conv geometry;
+// in-place or not) sit in the free-form `shape` object. A row that could not run carries the
+// reason in `skipped` and zeros elsewhere.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace autoddl::calib {
+
+struct MeasurementRow {
+  std::string name;  // "all_reduce", ..., "gemm", "conv", "memcpy", "copy", "scale", "triad", "launch"
+  double size_bytes = 0;  // collectives: nccl-tests size; kernels: bytes read + written
+  int64_t count = 0;      // elements
+  std::string dtype;      // "fp32", "fp16", "bf16"
+  int ranks = 1;
+  int ranks_per_node = 1;
+  double time_us = 0;               // CUDA-event time per operation
+  std::optional<double> kernel_us;  // CUPTI kernel time per operation, when traced
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  double flops = 0;
+  double tflops = 0;
+  std::optional<int64_t> wrong;  // elements that failed the check; empty when not checked
+  nlohmann::json shape = nlohmann::json::object();
+  std::string skipped;  // non-empty: not measured, and why
+};
+
+struct MeasurementFile {
+  std::string path;
+  std::string benchmark;  // "gemm_cublaslt", "nccl_all_reduce", ...
+  std::string device;
+  std::string date;
+  std::string command;
+  std::string host;
+  nlohmann::json versions = nlohmann::json::object();
+  std::vector<MeasurementRow> rows;
+};
+
+// Strict: unknown or missing keys give InputError(source, "<field path>", reason).
+MeasurementFile measurements_from_json(const nlohmann::json& j, const std::string& source);
+MeasurementFile load_measurement_file(const std::string& path);
+
+}  // namespace autoddl::calib

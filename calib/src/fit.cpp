@@ -1,0 +1,262 @@
+// Builds a Calibration from nccl-tests logs and microbenchmark results (see fit.hpp).
+// Collective points are grouped by (kind, ranks, ranks per node); repeated sizes are merged by
+// their median; rows whose data check failed (#wrong > 0) are left out and noted. Collective
+// times are the out-of-place columns, as nccl-tests users read them.
+#include "autoddl/calib/fit.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <set>
+#include <tuple>
+
+#include "autoddl/costmodel/error.hpp"
+
+namespace autoddl::calib {
+
+using costmodel::CollectiveKind;
+using costmodel::DType;
+
+namespace {
+
+using GroupKey = std::tuple<CollectiveKind, int, int>;  // kind, ranks, ranks per node
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string now_utc() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+struct CollectivePoints {
+  std::map<double, std::vector<double>> times_by_bytes;
+  std::set<std::string> sources;
+};
+
+struct KernelPoints {
+  std::vector<KernelSample> samples;
+};
+
+void add_nccl_tests(const std::vector<NcclTestsRun>& runs, std::map<GroupKey, CollectivePoints>& groups,
+                    std::vector<std::string>& notes) {
+  for (const NcclTestsRun& run : runs) {
+    if (run.cpu_time) {
+      throw InputError(run.file, "line " + std::to_string(run.first_line),
+                       "the log reports CPU time (nccl-tests -C 1); rerun without -C to fit GPU time");
+    }
+    GroupKey key{run.kind, run.group.ranks, run.group.ranks_per_node};
+    CollectivePoints& g = groups[key];
+    g.sources.insert(run.file);
+    int wrong = 0;
+    for (const NcclTestsRow& r : run.rows) {
+      if (r.size_bytes <= 0 || r.out_of_place.time_us <= 0) continue;
+      if (r.out_of_place.wrong && *r.out_of_place.wrong > 0) {
+        ++wrong;
+        continue;
+      }
+      g.times_by_bytes[r.size_bytes].push_back(r.out_of_place.time_us * 1e-6);
+    }
+    if (wrong > 0) {
+      notes.push_back(run.file + ": left out " + std::to_string(wrong) +
+                      " rows whose data check failed (#wrong > 0)");
+    }
+  }
+}
+
+void add_measurements(const std::vector<MeasurementFile>& files,
+                      std::map<GroupKey, CollectivePoints>& groups,
+                      std::map<std::pair<std::string, DType>, KernelPoints>& kernels,
+                      std::map<std::string, std::vector<SizeTime>>& copies,
+                      std::vector<double>& launches, std::vector<std::string>& notes) {
+  for (const MeasurementFile& f : files) {
+    int skipped = 0, wrong = 0;
+    for (size_t i = 0; i < f.rows.size(); ++i) {
+      const MeasurementRow& r = f.rows[i];
+      if (!r.skipped.empty()) {
+        ++skipped;
+        continue;
+      }
+      double time_s = r.time_us * 1e-6;
+      double kernel_s = r.kernel_us && *r.kernel_us > 0 ? *r.kernel_us * 1e-6 : time_s;
+      if (const costmodel::CollectiveInfo* info = costmodel::find_collective(r.name)) {
+        if (r.shape.value("placement", "out-of-place") != "out-of-place") continue;
+        if (r.wrong && *r.wrong > 0) {
+          ++wrong;
+          continue;
+        }
+        if (r.size_bytes <= 0) continue;
+        GroupKey key{info->kind, r.ranks, r.ranks_per_node};
+        groups[key].times_by_bytes[r.size_bytes].push_back(time_s);
+        groups[key].sources.insert(f.path);
+      } else if (r.name == "gemm" || r.name == "conv") {
+        DType dtype;
+        if (!costmodel::parse_dtype(r.dtype, dtype)) {
+          throw InputError(f.path, "rows[" + std::to_string(i) + "].dtype",
+                           "unknown dtype '" + r.dtype + "'");
+        }
+        if (r.flops <= 0) {
+          throw InputError(f.path, "rows[" + std::to_string(i) + "].flops", "must be positive");
+        }
+        kernels[{r.name == "gemm" ? "matmul" : "conv", dtype}].samples.push_back(
+            {r.flops, r.size_bytes, kernel_s});
+      } else if (r.name == "copy" || r.name == "scale" || r.name == "triad" || r.name == "memcpy") {
+        if (r.size_bytes > 0) copies[r.name].push_back({r.size_bytes, kernel_s});
+      } else if (r.name == "launch") {
+        launches.push_back(time_s);
+      } else {
+        notes.push_back(f.path + ": rows[" + std::to_string(i) + "]: unknown benchmark row '" +
+                        r.name + "' left out");
+      }
+    }
+    if (skipped > 0) {
+      notes.push_back(f.path + ": " + std::to_string(skipped) + " rows were skipped by the benchmark");
+    }
+    if (wrong > 0) {
+      notes.push_back(f.path + ": left out " + std::to_string(wrong) +
+                      " rows whose data check failed (wrong > 0)");
+    }
+  }
+}
+
+// Merged copy rows by size (median time per size).
+std::vector<SizeTime> merge_sizes(const std::vector<SizeTime>& rows) {
+  std::map<double, std::vector<double>> by;
+  for (const SizeTime& r : rows) by[r.bytes].push_back(r.time_s);
+  std::vector<SizeTime> out;
+  for (auto& [bytes, times] : by) out.push_back({bytes, median(times)});
+  return out;
+}
+
+}  // namespace
+
+FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
+                          const std::vector<MeasurementFile>& files, const FitOptions& opt) {
+  FitResult out;
+  std::map<GroupKey, CollectivePoints> groups;
+  std::map<std::pair<std::string, DType>, KernelPoints> kernels;
+  std::map<std::string, std::vector<SizeTime>> copies;
+  std::vector<double> launches;
+  add_nccl_tests(runs, groups, out.notes);
+  add_measurements(files, groups, kernels, copies, launches, out.notes);
+
+  costmodel::Calibration& cal = out.calibration;
+  // Provenance: the devices the inputs name, the command, the inputs.
+  std::set<std::string> devices;
+  for (const MeasurementFile& f : files) {
+    if (!f.device.empty()) devices.insert(f.device);
+    cal.provenance.inputs.push_back(f.path);
+  }
+  std::set<std::string> logs;
+  for (const NcclTestsRun& r : runs) {
+    if (!r.device_names.empty() && !r.device_names.front().empty()) devices.insert(r.device_names.front());
+    if (logs.insert(r.file).second) cal.provenance.inputs.push_back(r.file);
+  }
+  for (const std::string& d : devices) {
+    if (!cal.provenance.device.empty()) cal.provenance.device += " + ";
+    cal.provenance.device += d;
+  }
+  if (cal.provenance.device.empty()) cal.provenance.device = "unknown";
+  cal.provenance.date = opt.date.empty() ? now_utc() : opt.date;
+  cal.provenance.command = opt.command;
+
+  for (auto& [key, g] : groups) {
+    std::vector<SizeTime> points;
+    for (auto& [bytes, times] : g.times_by_bytes) points.push_back({bytes, median(times)});
+    if (points.empty()) continue;
+    CollectiveFitRow row;
+    row.kind = std::get<0>(key);
+    row.group = {std::get<1>(key), std::get<2>(key)};
+    row.points = static_cast<int>(points.size());
+    row.fit = fit_group(points, opt.bands);
+
+    costmodel::CollectiveCalibration cc;
+    cc.kind = row.kind;
+    cc.group = row.group;
+    cc.bands = row.fit.bands;
+    if (opt.keep_measured) {
+      for (const SizeTime& p : points) cc.measured.push_back({p.bytes, p.time_s});
+    }
+    for (const std::string& s : g.sources) {
+      if (!cc.source.empty()) cc.source += ", ";
+      cc.source += s;
+    }
+    cal.collectives.push_back(std::move(cc));
+    out.collectives.push_back(std::move(row));
+  }
+
+  // Reference peak per dtype: given, or the best throughput measured in that dtype.
+  std::map<DType, double> best;
+  for (auto& [key, k] : kernels) {
+    for (const KernelSample& s : k.samples) {
+      best[key.second] = std::max(best[key.second], s.flops / s.time_s);
+    }
+  }
+  EfficiencyFitOptions eopt = opt.efficiency;
+  eopt.holdout_every = opt.bands.holdout_every;
+  for (auto& [key, k] : kernels) {
+    auto [op, dtype] = key;
+    EfficiencyFitRow row;
+    row.op = op;
+    row.dtype = dtype;
+    auto given = opt.peak_flops_per_s.find(dtype);
+    if (given != opt.peak_flops_per_s.end()) {
+      row.peak_flops_per_s = given->second;
+      row.peak_source = opt.peak_source;
+      if (best[dtype] > 1.05 * given->second) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "a measured kernel reaches %.1f TFLOP/s, above the peak %.1f",
+                      best[dtype] / 1e12, given->second / 1e12);
+        throw InputError(opt.peak_source, std::string(costmodel::dtype_name(dtype)), buf);
+      }
+    } else {
+      row.peak_flops_per_s = best[dtype];
+      row.peak_source = "best measured";
+      out.notes.push_back("no peak FLOP/s given for " + std::string(costmodel::dtype_name(dtype)) +
+                          ": " + op + " efficiencies are relative to the best measured kernel");
+    }
+    row.fit = fit_efficiency(k.samples, row.peak_flops_per_s, eopt);
+
+    costmodel::EfficiencyCalibration e;
+    e.op = op;
+    e.dtype = dtype;
+    e.peak_flops_per_s = row.peak_flops_per_s;
+    e.peak_source = row.peak_source;
+    e.points = row.fit.points;
+    e.shapes = row.fit.shapes;
+    e.holdout_mape = row.fit.holdout_mape;
+    cal.efficiency.push_back(std::move(e));
+    out.efficiency.push_back(std::move(row));
+  }
+
+  for (const char* name : {"copy", "scale", "triad", "memcpy"}) {
+    auto it = copies.find(name);
+    if (it == copies.end()) continue;
+    std::vector<SizeTime> merged = merge_sizes(it->second);
+    if (merged.size() < 2) {
+      out.notes.push_back(std::string(name) + ": fewer than two sizes, no bandwidth fit");
+      continue;
+    }
+    out.hbm.push_back({name, fit_hbm(merged)});
+  }
+  if (!out.hbm.empty()) cal.memory.hbm_bytes_per_s = out.hbm.front().fit.bytes_per_s;
+  if (!launches.empty()) {
+    out.launch_overhead_s = launch_overhead_s(launches);
+    cal.memory.launch_overhead_s = *out.launch_overhead_s;
+  }
+
+  if (cal.collectives.empty() && cal.efficiency.empty() && out.hbm.empty() &&
+      !out.launch_overhead_s) {
+    throw InputError("", "--nccl-tests/--measurements", "no measurements to fit");
+  }
+  return out;
+}
+
+}  // namespace autoddl::calib

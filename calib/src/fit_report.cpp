@@ -1,0 +1,95 @@
+// The tables `autoddl fit` prints (see fit.hpp): one row per collective band, one per
+// efficiency table, one per HBM kernel. Bandwidths in GB/s (1e9 bytes), like nccl-tests.
+#include <cstdio>
+#include <string>
+
+#include "autoddl/calib/fit.hpp"
+
+namespace autoddl::calib {
+
+namespace {
+
+std::string bytes_text(double b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g %s", b, units[u]);
+  return buf;
+}
+
+std::string percent(const std::optional<double>& x) {
+  if (!x) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *x * 100);
+  return buf;
+}
+
+void append(std::string& out, const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  out += buf;
+}
+
+}  // namespace
+
+std::string format_fit_report(const FitResult& r) {
+  std::string out;
+  if (!r.collectives.empty()) {
+    append(out, "%-15s %6s %8s %11s %6s %9s %9s %9s %8s %9s %9s %9s\n", "collective", "ranks",
+           "per_node", "from", "points", "alpha", "algbw", "busbw", "R2", "max_err", "held-out",
+           "interp");
+    append(out, "%-15s %6s %8s %11s %6s %9s %9s %9s %8s %9s %9s %9s\n", "", "", "", "(B)", "",
+           "(us)", "(GB/s)", "(GB/s)", "", "(%)", "(%)", "(%)");
+    for (const CollectiveFitRow& c : r.collectives) {
+      double factor = costmodel::collective_info(c.kind).bw_factor(c.group.ranks);
+      for (size_t b = 0; b < c.fit.bands.size(); ++b) {
+        const costmodel::AlphaBetaBand& band = c.fit.bands[b];
+        double algbw = band.beta_s_per_byte > 0 ? 1e-9 / band.beta_s_per_byte : 0;
+        append(out, "%-15s %6d %8d %11s %6d %9.2f %9.2f %9.2f %8.4f %9.2f %9s %9s\n",
+               std::string(costmodel::collective_info(c.kind).name).c_str(), c.group.ranks,
+               c.group.ranks_per_node, bytes_text(band.from_bytes).c_str(), band.fit->points,
+               band.alpha_s * 1e6, algbw, algbw * factor, band.fit->r2,
+               band.fit->max_rel_error * 100, percent(band.fit->holdout_rel_error).c_str(),
+               b == 0 ? percent(c.fit.holdout_interp_rel_error).c_str() : "");
+      }
+    }
+  }
+  if (!r.efficiency.empty()) {
+    if (!out.empty()) out += "\n";
+    append(out, "%-7s %5s %7s %10s %-15s %8s %8s %10s %9s\n", "kernel", "dtype", "shapes", "peak",
+           "peak_from", "eff_min", "eff_max", "train_mape", "held-out");
+    append(out, "%-7s %5s %7s %10s %-15s %8s %8s %10s %9s\n", "", "", "", "(TFLOP/s)", "", "", "",
+           "(%)", "(%)");
+    for (const EfficiencyFitRow& e : r.efficiency) {
+      double lo = 1, hi = 0;
+      for (const costmodel::EfficiencyPoint& p : e.fit.points) {
+        lo = std::min(lo, p.efficiency);
+        hi = std::max(hi, p.efficiency);
+      }
+      append(out, "%-7s %5s %7d %10.1f %-15s %8.3f %8.3f %10.2f %9s\n", e.op.c_str(),
+             std::string(costmodel::dtype_name(e.dtype)).c_str(), e.fit.shapes,
+             e.peak_flops_per_s / 1e12, e.peak_source.c_str(), lo, hi, e.fit.train_mape * 100,
+             percent(e.fit.holdout_mape).c_str());
+    }
+  }
+  if (!r.hbm.empty() || r.launch_overhead_s) {
+    if (!out.empty()) out += "\n";
+    for (size_t i = 0; i < r.hbm.size(); ++i) {
+      const HbmFitRow& h = r.hbm[i];
+      append(out, "memory %-7s %9.1f GB/s  fixed %7.2f us  R2 %.4f  max_err %.2f %%%s\n",
+             h.kernel.c_str(), h.fit.bytes_per_s / 1e9, h.fit.fixed_s * 1e6, h.fit.quality.r2,
+             h.fit.quality.max_rel_error * 100, i == 0 ? "  (stored as hbm_bytes_per_s)" : "");
+    }
+    if (r.launch_overhead_s) {
+      append(out, "launch overhead %.2f us\n", *r.launch_overhead_s * 1e6);
+    }
+  }
+  for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+}  // namespace autoddl::calib

@@ -1,0 +1,143 @@
+// `autoddl fit`: nccl-tests logs and/or our microbenchmarks' result files in, a calibration
+// JSON out (written atomically), with the fit table printed: per collective and group the α-β
+// bands, their R², worst error and error on held-out sizes. Glue only; the work is in calib/.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "autoddl/calib/fit.hpp"
+#include "autoddl/costmodel/calibration.hpp"
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "commands.hpp"
+
+namespace autoddl::cli {
+
+namespace {
+
+struct FitArgs {
+  std::vector<std::string> nccl_tests;
+  std::string collective;
+  std::vector<std::string> measurements;
+  std::string out;
+  int holdout = 4;
+  int max_bands = 3;
+  double band_tolerance = 0.05;
+  std::string peak;
+  std::string cluster;
+  bool no_tables = false;
+};
+
+// "bf16=989e12,fp16=989e12" -> {bf16: 989e12, fp16: 989e12}.
+std::map<costmodel::DType, double> parse_peaks(const std::string& text) {
+  std::map<costmodel::DType, double> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(',', i);
+    if (j == std::string::npos) j = text.size();
+    std::string item = text.substr(i, j - i);
+    size_t eq = item.find('=');
+    costmodel::DType t;
+    if (eq == std::string::npos || !costmodel::parse_dtype(item.substr(0, eq), t)) {
+      throw InputError("--peak", item, "expected dtype=FLOP/s, e.g. bf16=989e12");
+    }
+    char* end = nullptr;
+    std::string num = item.substr(eq + 1);
+    double v = std::strtod(num.c_str(), &end);
+    if (num.empty() || *end != '\0' || !(v > 0)) {
+      throw InputError("--peak", item, "the peak must be a positive number of FLOP/s");
+    }
+    out[t] = v;
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string out;
+  for (char c : all) out += c == '\0' ? ' ' : c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out.empty() ? "autoddl fit" : out;
+}
+
+int run_fit(const FitArgs& a) {
+  if (a.nccl_tests.empty() && a.measurements.empty()) {
+    throw InputError("--nccl-tests", "", "nothing to fit: give nccl-tests logs or --measurements files");
+  }
+  if (a.holdout == 1 || a.holdout < 0) throw InputError("--holdout", "", "must be 0 (off) or >= 2");
+  if (a.max_bands < 1) throw InputError("--max-bands", "", "must be >= 1");
+
+  std::optional<costmodel::CollectiveKind> kind;
+  if (!a.collective.empty()) {
+    const costmodel::CollectiveInfo* info = costmodel::find_collective(a.collective);
+    if (!info) info = calib::collective_of_nccl_tests_program(a.collective);
+    if (!info) throw InputError("--collective", a.collective, "unknown collective");
+    kind = info->kind;
+  }
+  std::vector<calib::NcclTestsRun> runs;
+  for (const std::string& f : a.nccl_tests) {
+    auto r = calib::load_nccl_tests_file(f, kind);
+    runs.insert(runs.end(), r.begin(), r.end());
+  }
+  std::vector<calib::MeasurementFile> files;
+  for (const std::string& f : a.measurements) files.push_back(calib::load_measurement_file(f));
+
+  calib::FitOptions opt;
+  opt.bands.holdout_every = a.holdout;
+  opt.bands.max_bands = a.max_bands;
+  opt.bands.tolerance = a.band_tolerance;
+  opt.keep_measured = !a.no_tables;
+  opt.command = command_line();
+  if (!a.cluster.empty()) {
+    costmodel::ClusterSpec c = costmodel::resolve_cluster(a.cluster);
+    for (costmodel::DType t : {costmodel::DType::fp32, costmodel::DType::fp16, costmodel::DType::bf16}) {
+      if (c.gpu.peak_flops(t) > 0) opt.peak_flops_per_s[t] = c.gpu.peak_flops(t);
+    }
+    opt.peak_source = "cluster " + a.cluster;
+  }
+  if (!a.peak.empty()) {
+    for (auto [t, v] : parse_peaks(a.peak)) opt.peak_flops_per_s[t] = v;
+    opt.peak_source = a.cluster.empty() ? "--peak" : "--peak / cluster " + a.cluster;
+  }
+
+  calib::FitResult r = calib::fit_calibration(runs, files, opt);
+  std::cout << calib::format_fit_report(r);
+  costmodel::save_calibration_file(a.out, r.calibration);
+  std::cout << "wrote " << a.out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_fit(CLI::App& sub) {
+  auto a = std::make_shared<FitArgs>();
+  sub.add_option("--nccl-tests", a->nccl_tests,
+                 "nccl-tests stdout logs (all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+                 "alltoall_perf, sendrecv_perf)");
+  sub.add_option("--collective", a->collective,
+                 "the collective of logs that do not name their program (all_reduce, ...)");
+  sub.add_option("--measurements", a->measurements,
+                 "result JSON files of autoddl's GPU microbenchmarks (autoddl calibrate)");
+  sub.add_option("--out", a->out, "calibration JSON to write")->required();
+  sub.add_option("--holdout", a->holdout,
+                 "hold out every K-th size / shape to report held-out error (0 = off)")
+      ->capture_default_str();
+  sub.add_option("--max-bands", a->max_bands, "α-β size bands per collective and group, at most")
+      ->capture_default_str();
+  sub.add_option("--band-tolerance", a->band_tolerance,
+                 "add bands only while some size is off by more than this (relative)")
+      ->capture_default_str();
+  sub.add_option("--peak", a->peak,
+                 "reference peak FLOP/s for kernel efficiencies, e.g. bf16=989e12,fp32=67e12");
+  sub.add_option("--cluster", a->cluster, "take the reference peaks from this cluster preset or file");
+  sub.add_flag("--no-measured-tables", a->no_tables,
+               "store only the α-β bands, not the measured (bytes, time) tables");
+  sub.footer(
+      "Example: autoddl fit --nccl-tests all_reduce_perf.txt all_gather_perf.txt "
+      "--measurements calib-out/*.json --peak bf16=989e12 --out calibration.json");
+  return [a] { return run_fit(*a); };
+}
+
+}  // namespace autoddl::cli

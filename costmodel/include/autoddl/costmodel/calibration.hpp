@@ -1,0 +1,109 @@
+// Calibration: what measurements on a real cluster taught us, in the shape the cost model and
+// the simulator consume. Collectives per (kind, group): fitted α-β per size band (Hockney,
+// T = α + β·S, S the nccl-tests "size") and/or the measured (bytes, time) table; GEMM and conv
+// efficiency by FLOPs per dtype; HBM bandwidth and launch overhead; where it came from.
+// Written by `autoddl fit`, referenced by ClusterSpec::calibration_file; schema in
+// docs/calibration-json.md. The loader is strict: unknown or missing keys and out-of-range
+// values throw InputError(file, "<field path>", reason).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/dtype.hpp"
+
+namespace autoddl::costmodel {
+
+// How well a band's α-β line explains the points it was fitted to (relative errors, so
+// 0.02 = 2%). r2 is weighted by 1/t², like the fit, so small messages count as much as big ones.
+struct FitQuality {
+  int points = 0;
+  double r2 = 0;
+  double max_rel_error = 0;
+  double mean_rel_error = 0;
+  std::optional<double> holdout_rel_error;  // mean |error| on held-out sizes, when computed
+};
+
+// T(S) = alpha_s + beta_s_per_byte · S for S in [from_bytes, next band's from_bytes).
+// The first band starts at 0; the last one extends to infinity.
+struct AlphaBetaBand {
+  double from_bytes = 0;
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+  std::optional<FitQuality> fit;
+};
+
+struct MeasuredPoint {
+  double bytes = 0;
+  double time_s = 0;
+};
+
+struct CollectiveCalibration {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  CommGroup group;
+  std::vector<AlphaBetaBand> bands;     // sorted by from_bytes; may be empty if measured isn't
+  std::vector<MeasuredPoint> measured;  // strictly increasing bytes; may be empty
+  std::string source;                   // e.g. the nccl-tests log it came from
+
+  // α-β time of the band holding `bytes`; negative if there are no bands.
+  double band_time_s(double bytes) const;
+  // Log-log interpolation of the measured table inside its range, extrapolation outside
+  // (the smallest time below, the last segment's slope above); negative if it is empty.
+  double measured_time_s(double bytes) const;
+};
+
+// Fraction of `peak_flops_per_s` one kernel of `op` ("matmul" or "conv") reaches, by FLOPs
+// (same interpolation as GpuSpec::matmul_efficiency).
+struct EfficiencyCalibration {
+  std::string op;
+  DType dtype = DType::fp32;
+  double peak_flops_per_s = 0;  // the reference the efficiencies are fractions of
+  std::string peak_source;      // where that peak came from ("--peak", a preset, ...)
+  std::vector<EfficiencyPoint> points;
+  int shapes = 0;                      // measured shapes behind the table
+  std::optional<double> holdout_mape;  // mean |relative time error| on held-out shapes
+};
+
+// 0 means "not calibrated": the cluster preset's value stands.
+struct MemoryCalibration {
+  double hbm_bytes_per_s = 0;
+  double launch_overhead_s = 0;
+};
+
+struct Provenance {
+  std::string device;               // "NVIDIA H200"
+  std::string date;                 // ISO 8601
+  std::string command;              // the command line that produced the file
+  std::vector<std::string> inputs;  // measurement files and logs it was fitted from
+};
+
+struct Calibration {
+  Provenance provenance;
+  std::vector<CollectiveCalibration> collectives;
+  std::vector<EfficiencyCalibration> efficiency;
+  MemoryCalibration memory;
+
+  const CollectiveCalibration* find(CollectiveKind kind, const CommGroup& g) const;
+  const EfficiencyCalibration* find_efficiency(std::string_view op, DType dtype) const;
+
+  // Calibrated time of one collective of `bytes` (nccl-tests size) over group g: the measured
+  // table interpolated in log-size where it covers `bytes`, otherwise the band's α-β, otherwise
+  // the table extrapolated. Negative when nothing is calibrated for (kind, g.ranks,
+  // g.ranks_per_node): the caller then falls back to the α-β model of the cluster spec.
+  double collective_time_s(CollectiveKind kind, const CommGroup& g, double bytes) const;
+  // Calibrated efficiency of one `op` kernel of `flops` FLOPs; negative when uncalibrated.
+  double kernel_efficiency(std::string_view op, DType dtype, double flops) const;
+};
+
+// Parses and checks a calibration JSON object; throws InputError(source, "<field path>", reason).
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& source);
+nlohmann::json calibration_to_json(const Calibration& c);
+Calibration load_calibration_file(const std::string& path);
+// Writes atomically (temp file + rename).
+void save_calibration_file(const std::string& path, const Calibration& c);
+
+}  // namespace autoddl::costmodel

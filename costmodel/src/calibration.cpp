@@ -1,0 +1,388 @@
+// Calibration lookup and its strict JSON form (see calibration.hpp, docs/calibration-json.md).
+// Collective tables are interpolated in log-size and log-time: exact for the power laws a
+// collective follows at either end (flat latency, linear bandwidth), close in between.
+#include "autoddl/costmodel/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
+
+namespace autoddl::costmodel {
+
+namespace {
+
+constexpr std::string_view kFormat = "autoddl-calibration/1";
+
+// A JSON object read field by field; finish() rejects the keys nobody asked for.
+class Fields {
+ public:
+  Fields(const nlohmann::json& j, std::string source, std::string path)
+      : j_(j), source_(std::move(source)), path_(std::move(path)) {
+    if (!j_.is_object()) fail("", "expected a JSON object");
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& reason) const {
+    std::string field = path_;
+    if (!key.empty()) {
+      if (!field.empty()) field += '.';
+      field += key;
+    }
+    throw InputError(source_, field.empty() ? "(top level)" : field, reason);
+  }
+  std::string child(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+  bool has(const std::string& key) const { return j_.contains(key); }
+
+  const nlohmann::json& get(const std::string& key) {
+    used_.insert(key);
+    auto it = j_.find(key);
+    if (it == j_.end()) fail(key, "missing");
+    return *it;
+  }
+  double number(const std::string& key, double min_value, double max_value) {
+    const nlohmann::json& v = get(key);
+    if (!v.is_number()) fail(key, "expected a number");
+    double x = v.get<double>();
+    if (!std::isfinite(x) || x < min_value || x > max_value) {
+      fail(key, "out of range [" + fmt(min_value) + ", " + fmt(max_value) + "]: " + fmt(x));
+    }
+    return x;
+  }
+  std::optional<double> optional_number(const std::string& key, double min_value,
+                                        double max_value) {
+    if (!has(key)) return std::nullopt;
+    return number(key, min_value, max_value);
+  }
+  int integer(const std::string& key, int min_value, int max_value) {
+    const nlohmann::json& v = get(key);
+    if (!v.is_number_integer()) fail(key, "expected an integer");
+    int64_t x = v.get<int64_t>();
+    if (x < min_value || x > max_value) {
+      fail(key, "out of range [" + std::to_string(min_value) + ", " + std::to_string(max_value) +
+                    "]: " + std::to_string(x));
+    }
+    return static_cast<int>(x);
+  }
+  std::string string(const std::string& key) {
+    const nlohmann::json& v = get(key);
+    if (!v.is_string()) fail(key, "expected a string");
+    return v.get<std::string>();
+  }
+  const nlohmann::json& array(const std::string& key) {
+    const nlohmann::json& v = get(key);
+    if (!v.is_array()) fail(key, "expected an array");
+    return v;
+  }
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (!used_.count(it.key())) fail(it.key(), "unknown key");
+    }
+  }
+
+  static std::string fmt(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+  }
+
+ private:
+  const nlohmann::json& j_;
+  std::string source_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+std::string indexed(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+// A [x, y] pair of positive numbers inside an array.
+std::pair<double, double> read_pair(const nlohmann::json& v, const std::string& source,
+                                    const std::string& path) {
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {
+    throw InputError(source, path, "expected a pair [number, number]");
+  }
+  return {v[0].get<double>(), v[1].get<double>()};
+}
+
+FitQuality read_fit(const nlohmann::json& j, const std::string& source, const std::string& path) {
+  Fields f(j, source, path);
+  FitQuality q;
+  q.points = f.integer("points", 1, 1 << 30);
+  q.r2 = f.number("r2", -1e300, 1);
+  q.max_rel_error = f.number("max_rel_error", 0, 1e300);
+  q.mean_rel_error = f.number("mean_rel_error", 0, 1e300);
+  q.holdout_rel_error = f.optional_number("holdout_rel_error", 0, 1e300);
+  f.finish();
+  return q;
+}
+
+CollectiveCalibration read_collective(const nlohmann::json& j, const std::string& source,
+                                      const std::string& path) {
+  Fields f(j, source, path);
+  CollectiveCalibration c;
+  std::string kind = f.string("kind");
+  const CollectiveInfo* info = find_collective(kind);
+  if (!info) f.fail("kind", "unknown collective '" + kind + "'");
+  c.kind = info->kind;
+  c.group.ranks = f.integer("ranks", 1, 1 << 24);
+  c.group.ranks_per_node = f.integer("ranks_per_node", 1, c.group.ranks);
+  c.source = f.string("source");
+
+  const nlohmann::json& bands = f.array("bands");
+  for (size_t i = 0; i < bands.size(); ++i) {
+    std::string bpath = indexed(f.child("bands"), i);
+    Fields b(bands[i], source, bpath);
+    AlphaBetaBand band;
+    band.from_bytes = b.number("from_bytes", 0, 1e300);
+    band.alpha_s = b.number("alpha_s", 0, 1e300);
+    band.beta_s_per_byte = b.number("beta_s_per_byte", 0, 1e300);
+    if (band.alpha_s == 0 && band.beta_s_per_byte == 0) {
+      b.fail("", "alpha_s and beta_s_per_byte are both 0");
+    }
+    if (b.has("fit")) band.fit = read_fit(b.get("fit"), source, b.child("fit"));
+    b.finish();
+    if (i == 0 && band.from_bytes != 0) b.fail("from_bytes", "the first band must start at 0");
+    if (i > 0 && band.from_bytes <= c.bands.back().from_bytes) {
+      b.fail("from_bytes", "bands must be sorted by strictly increasing from_bytes");
+    }
+    c.bands.push_back(band);
+  }
+
+  const nlohmann::json& measured = f.array("measured");
+  for (size_t i = 0; i < measured.size(); ++i) {
+    std::string mpath = indexed(f.child("measured"), i);
+    auto [bytes, time_s] = read_pair(measured[i], source, mpath);
+    if (!(bytes > 0) || !(time_s > 0) || !std::isfinite(bytes) || !std::isfinite(time_s)) {
+      throw InputError(source, mpath, "bytes and time_s must be positive");
+    }
+    if (!c.measured.empty() && bytes <= c.measured.back().bytes) {
+      throw InputError(source, mpath, "bytes must be strictly increasing");
+    }
+    c.measured.push_back({bytes, time_s});
+  }
+  if (c.bands.empty() && c.measured.empty()) f.fail("", "needs bands or measured points");
+  f.finish();
+  return c;
+}
+
+EfficiencyCalibration read_efficiency(const nlohmann::json& j, const std::string& source,
+                                      const std::string& path) {
+  Fields f(j, source, path);
+  EfficiencyCalibration e;
+  e.op = f.string("op");
+  if (e.op != "matmul" && e.op != "conv") f.fail("op", "expected \"matmul\" or \"conv\"");
+  std::string dtype = f.string("dtype");
+  if (!parse_dtype(dtype, e.dtype)) f.fail("dtype", "unknown dtype '" + dtype + "'");
+  e.peak_flops_per_s = f.number("peak_flops_per_s", 1, 1e300);
+  e.peak_source = f.string("peak_source");
+  e.shapes = f.integer("shapes", 0, 1 << 30);
+  e.holdout_mape = f.optional_number("holdout_mape", 0, 1e300);
+  const nlohmann::json& points = f.array("points");
+  if (points.empty()) f.fail("points", "needs at least one [flops, efficiency] point");
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::string ppath = indexed(f.child("points"), i);
+    auto [flops, eff] = read_pair(points[i], source, ppath);
+    if (!(flops > 0) || !std::isfinite(flops)) {
+      throw InputError(source, ppath, "flops must be positive");
+    }
+    if (!(eff > 0) || eff > 1) throw InputError(source, ppath, "efficiency must be in (0, 1]");
+    if (!e.points.empty() && flops <= e.points.back().flops) {
+      throw InputError(source, ppath, "flops must be strictly increasing");
+    }
+    e.points.push_back({flops, eff});
+  }
+  f.finish();
+  return e;
+}
+
+double log_interp(double x, double x0, double y0, double x1, double y1) {
+  double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return std::exp(std::log(y0) + t * (std::log(y1) - std::log(y0)));
+}
+
+}  // namespace
+
+double CollectiveCalibration::band_time_s(double bytes) const {
+  if (bands.empty()) return -1;
+  const AlphaBetaBand* b = &bands.front();
+  for (const AlphaBetaBand& band : bands) {
+    if (band.from_bytes <= bytes) b = &band;
+  }
+  return b->alpha_s + b->beta_s_per_byte * bytes;
+}
+
+double CollectiveCalibration::measured_time_s(double bytes) const {
+  if (measured.empty()) return -1;
+  const MeasuredPoint& first = measured.front();
+  const MeasuredPoint& last = measured.back();
+  if (bytes <= first.bytes) return first.time_s;
+  if (bytes >= last.bytes) {
+    if (measured.size() == 1) return last.time_s * bytes / last.bytes;
+    const MeasuredPoint& prev = measured[measured.size() - 2];
+    double slope = (last.time_s - prev.time_s) / (last.bytes - prev.bytes);
+    return last.time_s + std::max(slope, 0.0) * (bytes - last.bytes);
+  }
+  auto hi = std::lower_bound(measured.begin(), measured.end(), bytes,
+                             [](const MeasuredPoint& p, double b) { return p.bytes < b; });
+  if (hi->bytes == bytes) return hi->time_s;
+  auto lo = hi - 1;
+  return log_interp(bytes, lo->bytes, lo->time_s, hi->bytes, hi->time_s);
+}
+
+const CollectiveCalibration* Calibration::find(CollectiveKind kind, const CommGroup& g) const {
+  for (const CollectiveCalibration& c : collectives) {
+    if (c.kind == kind && c.group.ranks == g.ranks &&
+        c.group.ranks_per_node == g.ranks_per_node) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+const EfficiencyCalibration* Calibration::find_efficiency(std::string_view op,
+                                                          DType dtype) const {
+  for (const EfficiencyCalibration& e : efficiency) {
+    if (e.op == op && e.dtype == dtype) return &e;
+  }
+  return nullptr;
+}
+
+double Calibration::collective_time_s(CollectiveKind kind, const CommGroup& g,
+                                      double bytes) const {
+  const CollectiveCalibration* c = find(kind, g);
+  if (!c) return -1;
+  if (bytes <= 0) return 0;
+  bool covered = !c->measured.empty() && bytes >= c->measured.front().bytes &&
+                 bytes <= c->measured.back().bytes;
+  if (covered || c->bands.empty()) return c->measured_time_s(bytes);
+  return c->band_time_s(bytes);
+}
+
+double Calibration::kernel_efficiency(std::string_view op, DType dtype, double flops) const {
+  const EfficiencyCalibration* e = find_efficiency(op, dtype);
+  if (!e) return -1;
+  return interpolate_efficiency(e->points, flops);
+}
+
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& source) {
+  Fields f(j, source, "");
+  Calibration c;
+  std::string format = f.string("format");
+  if (format != kFormat) {
+    f.fail("format", "expected \"" + std::string(kFormat) + "\", got \"" + format + "\"");
+  }
+
+  Fields p(f.get("provenance"), source, "provenance");
+  c.provenance.device = p.string("device");
+  c.provenance.date = p.string("date");
+  c.provenance.command = p.string("command");
+  const nlohmann::json& inputs = p.array("inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].is_string()) {
+      throw InputError(source, indexed("provenance.inputs", i), "expected a string");
+    }
+    c.provenance.inputs.push_back(inputs[i].get<std::string>());
+  }
+  p.finish();
+
+  Fields m(f.get("memory"), source, "memory");
+  c.memory.hbm_bytes_per_s = m.number("hbm_bytes_per_s", 0, 1e300);
+  c.memory.launch_overhead_s = m.number("launch_overhead_s", 0, 1);
+  m.finish();
+
+  const nlohmann::json& colls = f.array("collectives");
+  for (size_t i = 0; i < colls.size(); ++i) {
+    std::string path = indexed("collectives", i);
+    CollectiveCalibration cc = read_collective(colls[i], source, path);
+    if (c.find(cc.kind, cc.group)) {
+      throw InputError(source, path,
+                       "duplicate entry for " + std::string(collective_info(cc.kind).name) +
+                           " over " + std::to_string(cc.group.ranks) + " ranks, " +
+                           std::to_string(cc.group.ranks_per_node) + " per node");
+    }
+    c.collectives.push_back(std::move(cc));
+  }
+
+  const nlohmann::json& effs = f.array("efficiency");
+  for (size_t i = 0; i < effs.size(); ++i) {
+    std::string path = indexed("efficiency", i);
+    EfficiencyCalibration e = read_efficiency(effs[i], source, path);
+    if (c.find_efficiency(e.op, e.dtype)) {
+      throw InputError(source, path,
+                       "duplicate entry for " + e.op + " " + std::string(dtype_name(e.dtype)));
+    }
+    c.efficiency.push_back(std::move(e));
+  }
+  f.finish();
+  return c;
+}
+
+nlohmann::json calibration_to_json(const Calibration& c) {
+  using nlohmann::json;
+  json colls = json::array();
+  for (const CollectiveCalibration& cc : c.collectives) {
+    json bands = json::array();
+    for (const AlphaBetaBand& b : cc.bands) {
+      json jb = {{"from_bytes", b.from_bytes},
+                 {"alpha_s", b.alpha_s},
+                 {"beta_s_per_byte", b.beta_s_per_byte}};
+      if (b.fit) {
+        json fit = {{"points", b.fit->points},
+                    {"r2", b.fit->r2},
+                    {"max_rel_error", b.fit->max_rel_error},
+                    {"mean_rel_error", b.fit->mean_rel_error}};
+        if (b.fit->holdout_rel_error) fit["holdout_rel_error"] = *b.fit->holdout_rel_error;
+        jb["fit"] = fit;
+      }
+      bands.push_back(jb);
+    }
+    json measured = json::array();
+    for (const MeasuredPoint& p : cc.measured) measured.push_back({p.bytes, p.time_s});
+    colls.push_back({{"kind", std::string(collective_info(cc.kind).name)},
+                     {"ranks", cc.group.ranks},
+                     {"ranks_per_node", cc.group.ranks_per_node},
+                     {"source", cc.source},
+                     {"bands", bands},
+                     {"measured", measured}});
+  }
+  json effs = json::array();
+  for (const EfficiencyCalibration& e : c.efficiency) {
+    json points = json::array();
+    for (const EfficiencyPoint& p : e.points) points.push_back({p.flops, p.efficiency});
+    json je = {{"op", e.op},
+               {"dtype", std::string(dtype_name(e.dtype))},
+               {"peak_flops_per_s", e.peak_flops_per_s},
+               {"peak_source", e.peak_source},
+               {"shapes", e.shapes},
+               {"points", points}};
+    if (e.holdout_mape) je["holdout_mape"] = *e.holdout_mape;
+    effs.push_back(je);
+  }
+  return {{"format", std::string(kFormat)},
+          {"provenance",
+           {{"device", c.provenance.device},
+            {"date", c.provenance.date},
+            {"command", c.provenance.command},
+            {"inputs", c.provenance.inputs}}},
+          {"memory",
+           {{"hbm_bytes_per_s", c.memory.hbm_bytes_per_s},
+            {"launch_overhead_s", c.memory.launch_overhead_s}}},
+          {"collectives", colls},
+          {"efficiency", effs}};
+}
+
+Calibration load_calibration_file(const std::string& path) {
+  return calibration_from_json(read_json_file(path), path);
+}
+
+void save_calibration_file(const std::string& path, const Calibration& c) {
+  write_json_atomic(path, calibration_to_json(c));
+}
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,80 @@
+// The GPU microbenchmarks' result files (autoddl-measurements/1): strict loading.
+#include <catch2/catch.hpp>
+
+#include "autoddl/calib/measurements.hpp"
+#include "autoddl/costmodel/error.hpp"
+
+using namespace autoddl::calib;
+using nlohmann::json;
+
+namespace {
+
+json row(const std::string& name, double bytes, double time_us) {
+  return {{"name", name},        {"size_bytes", bytes}, {"count", bytes / 4},
+          {"dtype", "fp32"},     {"ranks", 8},          {"ranks_per_node", 8},
+          {"time_us", time_us},  {"kernel_us", nullptr}, {"algbw_GBps", 0},
+          {"busbw_GBps", 0},     {"flops", 0},          {"tflops", 0},
+          {"wrong", 0},          {"shape", json::object()}, {"skipped", nullptr}};
+}
+
+json file(json rows) {
+  return {{"format", "autoddl-measurements/1"},
+          {"benchmark", "nccl_all_reduce"},
+          {"provenance",
+           {{"device", "NVIDIA H200"},
+            {"date", "2025-01-01T00:00:00Z"},
+            {"command", "nccl_all_reduce --json out.json"},
+            {"host", "gpu-1"},
+            {"versions", {{"nccl", "2.28.9"}}}}},
+          {"rows", rows}};
+}
+
+std::string load_error(const json& j) {
+  try {
+    measurements_from_json(j, "m.json");
+  } catch (const autoddl::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a measurement file loads its provenance, rows and skipped rows", "[calib][measurements]") {
+  json skipped = row("all_reduce", 0, 0);
+  skipped["skipped"] = "peer access unavailable between GPU 0 and GPU 3";
+  json kernel = row("gemm", 3 * 2 * 4096.0 * 4096, 180);
+  kernel["kernel_us"] = 171.5;
+  kernel["wrong"] = nullptr;
+  kernel["shape"] = {{"m", 4096}, {"n", 4096}, {"k", 4096}};
+  MeasurementFile m = measurements_from_json(file({row("all_reduce", 1 << 20, 25.5), skipped, kernel}), "m.json");
+  CHECK(m.benchmark == "nccl_all_reduce");
+  CHECK(m.device == "NVIDIA H200");
+  CHECK(m.versions["nccl"] == "2.28.9");
+  REQUIRE(m.rows.size() == 3);
+  CHECK(m.rows[0].time_us == 25.5);
+  CHECK(m.rows[0].wrong == 0);
+  CHECK_FALSE(m.rows[0].kernel_us);
+  CHECK(m.rows[1].skipped == "peer access unavailable between GPU 0 and GPU 3");
+  CHECK(m.rows[2].kernel_us == 171.5);
+  CHECK_FALSE(m.rows[2].wrong);
+  CHECK(m.rows[2].shape["k"] == 4096);
+}
+
+TEST_CASE("measurement rows with unknown or missing columns are rejected by path",
+          "[calib][measurements]") {
+  json r = row("all_reduce", 1024, 10);
+  r["latency"] = 3;
+  CHECK(load_error(file({row("all_reduce", 8, 9), r})) == "m.json: rows[1].latency: unknown key");
+  r = row("all_reduce", 1024, 10);
+  r.erase("time_us");
+  CHECK(load_error(file({r})) == "m.json: rows[0].time_us: missing");
+  json f = file({});
+  f["provenance"].erase("host");
+  CHECK(load_error(f) == "m.json: provenance.host: missing");
+}
+
+TEST_CASE("a measured row needs a positive time", "[calib][measurements]") {
+  CHECK(load_error(file({row("all_reduce", 1024, 0)})) ==
+        "m.json: rows[0].time_us: must be positive in a row that was measured");
+}
