@@ -9,20 +9,12 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_sim_transfers, autoddl_sim, "autoddl: po
 
 namespace autoddl::sim {
 
-void Transfers::add(sg4::Host* src, sg4::Host* dst, double bytes, double max_rate_bytes_per_s) {
+void Transfers::add(sg4::Host* src, sg4::Host* dst, double bytes) {
   auto size = static_cast<uint64_t>(std::llround(std::max(bytes, 0.0)));
   XBT_DEBUG("%s -> %s: %llu bytes", src->get_cname(), dst->get_cname(),
             static_cast<unsigned long long>(size));
   NetworkStats::current().record_transfer(src, dst, static_cast<double>(size));
-  if (max_rate_bytes_per_s > 0) {
-    sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);
-    c->set_payload_size(size);
-    c->set_rate(max_rate_bytes_per_s);
-    c->start();
-    comms_.push_back(std::move(c));
-  } else {
-    comms_.push_back(sg4::Comm::sendto_async(src, dst, size));
-  }
+  comms_.push_back(sg4::Comm::sendto_async(src, dst, size));
 }
 
 void Transfers::wait_all() {

@@ -16,8 +16,7 @@ namespace sg4 = simgrid::s4u;
 // A batch of concurrent transfers, started as they are added and waited on together.
 class Transfers {
  public:
-  // max_rate_bytes_per_s > 0 caps the flow's rate (Comm::set_rate).
-  void add(sg4::Host* src, sg4::Host* dst, double bytes, double max_rate_bytes_per_s = 0);
+  void add(sg4::Host* src, sg4::Host* dst, double bytes);
   void wait_all();
   size_t size() const { return comms_.size(); }
 

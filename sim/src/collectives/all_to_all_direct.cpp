@@ -1,7 +1,9 @@
-// Direct all-to-all as p−1 pairwise-exchange rounds (round k: rank i sends its S/p block for
-// rank i+k), S = each rank's whole buffer as in nccl-tests. α-β: (p−1)·α + (p−1)/p·S·β.
-// flow fidelity sends all p−1 blocks of a rank at once after (p−2) latencies, so flows meet
-// the same links the rounds would.
+// Direct all-to-all (NCCL: one group of p−1 sends and receives per rank): every rank sends its
+// S/p block to each other rank, all at once, S = each rank's whole buffer as in nccl-tests.
+// The flows share ports and NICs as they would; the α-β model's (p−1) latency terms are
+// waited first. Uncontended: (p−1)·α + the busiest resource's bytes / bandwidth, which is
+// costmodel's (p−1)·α + max(intra, inter) term. There are no rounds to pace, so step and flow
+// fidelity are the same here (pairwise rounds with a barrier each would leave NICs idle).
 #include <algorithm>
 
 #include "../transfers.hpp"
@@ -9,19 +11,10 @@
 
 namespace autoddl::sim::collectives {
 
-void all_to_all_direct(const RankGroup& g, double bytes, Fidelity f) {
+void all_to_all_direct(const RankGroup& g, double bytes, Fidelity /*f*/) {
   const int p = g.size();
   if (p < 2) return;
-  const double block = bytes / p;
   auto host = [&](int i) { return g.hosts[static_cast<size_t>(i % p)]; };
-  Transfers batch;
-  if (f == Fidelity::step) {
-    for (int k = 1; k < p; ++k) {
-      for (int i = 0; i < p; ++i) batch.add(host(i), host(i + k), block);
-      batch.wait_all();
-    }
-    return;
-  }
   // The slowest route, sampled from rank 0 and between neighbours (O(p) lookups, exact on
   // the platforms we build, where routes differ only by crossing a node boundary).
   double max_latency_s = 0;
@@ -30,8 +23,9 @@ void all_to_all_direct(const RankGroup& g, double bytes, Fidelity f) {
     max_latency_s = std::max(max_latency_s, route_latency_s(host(i), host(i + 1)));
   }
   wait_latency((p - 2) * max_latency_s);
+  Transfers batch;
   for (int k = 1; k < p; ++k)
-    for (int i = 0; i < p; ++i) batch.add(host(i), host(i + k), block);
+    for (int i = 0; i < p; ++i) batch.add(host(i), host(i + k), bytes / p);
   batch.wait_all();
 }
 

@@ -7,7 +7,7 @@ namespace autoddl::sim::collectives {
 
 void reduce_scatter_ring(const RankGroup& g, double bytes, Fidelity f) {
   const int p = g.size();
-  run_rings(whole_ring(g), p - 1, bytes / p, f);
+  run_rings(whole_ring(g), p - 1, bytes / p, f, g.nic_channels);
 }
 
 }  // namespace autoddl::sim::collectives

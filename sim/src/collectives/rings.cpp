@@ -9,16 +9,33 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_sim_rings, autoddl_sim, "autoddl: ring s
 
 namespace autoddl::sim::collectives {
 
-void run_rings(const std::vector<Ring>& rings, int steps, double chunk_bytes, Fidelity fidelity) {
+namespace {
+bool crosses_nodes(const sg4::Host* a, const sg4::Host* b) {
+  return a->get_englobing_zone() != b->get_englobing_zone();
+}
+
+// Every edge of every ring, each `steps`·`chunk_bytes` long, split into channels across nodes.
+void add_edges(Transfers& batch, const std::vector<Ring>& rings, double bytes, int channels) {
+  for (const Ring& r : rings) {
+    const size_t p = r.size();
+    if (p < 2) continue;
+    for (size_t i = 0; i < p; ++i) {
+      sg4::Host* src = r[i];
+      sg4::Host* dst = r[(i + 1) % p];
+      const int flows = crosses_nodes(src, dst) ? channels : 1;
+      for (int c = 0; c < flows; ++c) batch.add(src, dst, bytes / flows);
+    }
+  }
+}
+}  // namespace
+
+void run_rings(const std::vector<Ring>& rings, int steps, double chunk_bytes, Fidelity fidelity, int channels) {
   if (steps <= 0) return;
+  channels = std::max(1, channels);
   Transfers batch;
   if (fidelity == Fidelity::step) {
     for (int s = 0; s < steps; ++s) {
-      for (const Ring& r : rings) {
-        const size_t p = r.size();
-        if (p < 2) continue;
-        for (size_t i = 0; i < p; ++i) batch.add(r[i], r[(i + 1) % p], chunk_bytes);
-      }
+      add_edges(batch, rings, chunk_bytes, channels);
       batch.wait_all();
     }
     return;
@@ -27,15 +44,10 @@ void run_rings(const std::vector<Ring>& rings, int steps, double chunk_bytes, Fi
   for (const Ring& r : rings) {
     const size_t p = r.size();
     if (p < 2) continue;
-    for (size_t i = 0; i < p; ++i)
-      max_latency_s = std::max(max_latency_s, route_latency_s(r[i], r[(i + 1) % p]));
+    for (size_t i = 0; i < p; ++i) max_latency_s = std::max(max_latency_s, route_latency_s(r[i], r[(i + 1) % p]));
   }
   wait_latency((steps - 1) * max_latency_s);
-  for (const Ring& r : rings) {
-    const size_t p = r.size();
-    if (p < 2) continue;
-    for (size_t i = 0; i < p; ++i) batch.add(r[i], r[(i + 1) % p], steps * chunk_bytes);
-  }
+  add_edges(batch, rings, steps * chunk_bytes, channels);
   batch.wait_all();
 }
 

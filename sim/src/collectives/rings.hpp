@@ -10,12 +10,14 @@ namespace autoddl::sim::collectives {
 using Ring = std::vector<sg4::Host*>;
 
 // `steps` rounds over several disjoint rings at once; in each round every rank sends
-// `chunk_bytes` to its successor. step fidelity: one round of transfers at a time, each
-// waited for (a synchronous ring step, as NCCL's ring is paced by its slowest link).
-// flow fidelity: one transfer of steps·chunk_bytes per rank, after waiting the other
-// steps − 1 latencies of the slowest ring edge. Uncontended both take
+// `chunk_bytes` to its successor, split into `channels` equal flows where the edge crosses
+// nodes (NCCL's channels, one per NIC). step fidelity: one round of transfers at a time,
+// each waited for (a synchronous ring step, as NCCL's ring is paced by its slowest link).
+// flow fidelity: one transfer of steps·chunk_bytes per rank (and channel), after waiting the
+// other steps − 1 latencies of the slowest ring edge. Uncontended both take
 // steps·(α + chunk·β) on the ring's slowest edge.
-void run_rings(const std::vector<Ring>& rings, int steps, double chunk_bytes, Fidelity fidelity);
+void run_rings(const std::vector<Ring>& rings, int steps, double chunk_bytes, Fidelity fidelity,
+               int channels = 1);
 
 // The ring of all ranks of a group, and the rings of a node-major group with `local` ranks
 // per node: one per node (intra) and one per local index across nodes (inter).

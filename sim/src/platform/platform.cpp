@@ -16,9 +16,9 @@ void configure_alpha_beta_network() {
   // TCP windowing off (TCP-gamma:0 arrived in 3.34), so the window is made huge.
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
+  // CM02's latency and bandwidth factors are 1; calibrated per-size factors will go in the
+  // network model's factor callbacks, which 3.32 refuses to mix with the factor options.
   sg4::Engine::set_config("network/TCP-gamma:1e30");
-  sg4::Engine::set_config("network/latency-factor:1");
-  sg4::Engine::set_config("network/bandwidth-factor:1");
 }
 
 Platform build_platform(const costmodel::ClusterSpec& c, costmodel::DType dtype) {
@@ -34,12 +34,14 @@ Platform build_platform(const costmodel::ClusterSpec& c, costmodel::DType dtype)
     throw bad("intra.bw_bytes_per_s", "a node with several GPUs needs an intra-node fabric");
   if (c.nodes > 1 && !(c.node_nic_bw_bytes_per_s() > 0))
     throw bad("inter.nic_bw_bytes_per_s", "several nodes need a network");
+  if (c.inter.nics_per_node < 1) throw bad("inter.nics_per_node", "must be >= 1");
 
   Platform p;
   p.gpus_per_node = c.gpus_per_node;
-  p.one_nic_bw_bytes_per_s = c.inter.nic_bw_bytes_per_s * c.inter.efficiency;
+  p.nics_per_node = c.inter.nics_per_node;
   p.gpus.resize(static_cast<size_t>(c.total_gpus()));
-  p.nics.resize(static_cast<size_t>(c.nodes));
+  p.nic_out.resize(static_cast<size_t>(c.nodes));
+  p.nic_in.resize(static_cast<size_t>(c.nodes));
   if (c.nodes == 1) {
     platform::build_node(c, 0, flops, nullptr, p);
   } else if (c.inter.topology == "fat-tree") {

@@ -19,12 +19,13 @@ namespace sg4 = simgrid::s4u;
 // The logical topology an algorithm is handed. hosts: rank order (the ring order).
 // local_size: ranks per node when hosts are node-major with equal counts per node (hierarchical
 // algorithms need it); 0 if unknown.
-// one_nic_bw_bytes_per_s: what one flow leaving a node through one of its NICs may use (the
-// node's NIC link aggregates all NICs; algorithms whose single flow uses one NIC cap it).
+// nic_channels: NICs per node. One flow crosses the network through one NIC (platform.hpp), so
+// a ring spreads each node-crossing step over this many flows, as NCCL spreads a ring
+// collective over one channel per NIC.
 struct RankGroup {
   std::vector<sg4::Host*> hosts;
   int local_size = 0;
-  double one_nic_bw_bytes_per_s = 0;
+  int nic_channels = 1;
   int size() const { return static_cast<int>(hosts.size()); }
 };
 

@@ -2,6 +2,9 @@
 // whose speed is the GPU's peak FLOP/s for the simulated dtype; a multi-GPU node is a star
 // zone (NVSwitch) of per-GPU split-duplex links plus a NIC router; a single-GPU node is its
 // GPU behind the NIC link; nodes hang off a star or a fat tree (sim/src/platform/<shape>.cpp).
+// A node's NICs are one link per direction whose capacity grows with the number of flows,
+// min(flows, nics)·(one NIC): one flow uses one NIC, as NCCL maps a channel or a peer to one
+// NIC, and enough flows use them all (SimGrid's NONLINEAR sharing policy).
 // Link latencies are placed so that every route's total latency is the α the analytical
 // model uses for that pair (intra.latency_s inside a node, inter.latency_s across nodes) and
 // link bandwidths include the spec's efficiencies, so uncontended transfers take α + S·β.
@@ -19,9 +22,10 @@ namespace sg4 = simgrid::s4u;
 
 struct Platform {
   std::vector<sg4::Host*> gpus;   // by global device id (node-major)
-  std::vector<sg4::Link*> nics;   // per node, the NIC link (split-duplex: *_UP is outgoing)
+  std::vector<sg4::Link*> nic_out;  // per node: traffic leaving it ("node<n>-nic-out")
+  std::vector<sg4::Link*> nic_in;   // per node: traffic entering it ("node<n>-nic-in")
   int gpus_per_node = 1;
-  double one_nic_bw_bytes_per_s = 0;  // one NIC of a node, after efficiency
+  int nics_per_node = 1;
   int node_of(int device) const { return device / gpus_per_node; }
 };
 
