@@ -56,10 +56,10 @@ struct Task {
 // Optional arguments of the Program builders; stream < 0 means the kind's default stream
 // (compute for compute tasks, comm for collectives).
 struct TaskOptions {
-  std::vector<TaskId> deps;
+  std::vector<TaskId> deps = {};
   Phase phase = Phase::none;
   int stream = -1;
-  std::string name;
+  std::string name = {};
   int micro_batch = -1;
   int stage = -1;
 };
