@@ -1,10 +1,7 @@
-// Program builders and the static check that a program runs to completion (see program.hpp).
-// The check replays the streams without time: a stream advances while its head task's
-// dependencies are done; a collective completes once every participant stream has it at its
-// head. Whatever is left when nothing can advance is a deadlock.
+// Program builders (see program.hpp): argument checks, and per-stream task lists in program
+// order.
 #include "autoddl/sim/program.hpp"
 
-#include <deque>
 #include <set>
 #include <string>
 
@@ -38,25 +35,29 @@ Program::Program(int devices, int streams_per_device) : devices_(devices), strea
   per_stream_.resize(static_cast<size_t>(devices * streams_per_device));
 }
 
-TaskId Program::compute(int device, double flops, TaskOptions opt) {
+namespace {
+Task compute_task(int device, double flops, double seconds, TaskOptions&& opt) {
   Task t;
   t.kind = TaskKind::compute;
   t.devices = {device};
   t.flops = flops;
+  t.seconds = seconds;
   t.phase = opt.phase;
   t.stream = opt.stream < 0 ? kComputeStream : opt.stream;
   t.name = std::move(opt.name);
   t.deps = std::move(opt.deps);
   t.micro_batch = opt.micro_batch;
   t.stage = opt.stage;
-  return add(std::move(t));
+  return t;
+}
+}  // namespace
+
+TaskId Program::compute(int device, double flops, TaskOptions opt) {
+  return add(compute_task(device, flops, 0, std::move(opt)));
 }
 
 TaskId Program::compute_seconds(int device, double seconds, TaskOptions opt) {
-  TaskId id = compute(device, 0, std::move(opt));
-  tasks_.back().seconds = seconds;
-  if (!(seconds >= 0)) throw InputError("program", task_field(id, tasks_.back().name), "seconds must be >= 0");
-  return id;
+  return add(compute_task(device, 0, seconds, std::move(opt)));
 }
 
 TaskId Program::collective(CollectiveKind kind, std::vector<int> devices, double bytes, CollectiveAlgo algo,
@@ -107,77 +108,6 @@ TaskId Program::add(Task t) {
 TaskId Program::last_on(int device, int stream) const {
   const auto& v = stream_tasks(device, stream);
   return v.empty() ? -1 : v.back();
-}
-
-void check_runs_to_completion(const Program& p) {
-  const size_t n = p.size();
-  const int streams = p.stream_count();
-  std::vector<size_t> head(static_cast<size_t>(streams), 0);
-  std::vector<char> done(n, 0);
-  std::vector<int> arrived(n, 0);
-  std::vector<TaskId> arrived_at(static_cast<size_t>(streams), -1);
-  std::vector<std::vector<int>> waiters(n);  // streams blocked on a dependency
-  std::deque<int> work;
-  for (int s = 0; s < streams; ++s) work.push_back(s);
-  size_t finished = 0;
-
-  auto stream_list = [&](int s) -> const std::vector<TaskId>& {
-    return p.stream_tasks(s / p.streams_per_device(), s % p.streams_per_device());
-  };
-  auto complete = [&](TaskId t) {
-    done[static_cast<size_t>(t)] = 1;
-    ++finished;
-    for (int s : waiters[static_cast<size_t>(t)]) work.push_back(s);
-    waiters[static_cast<size_t>(t)].clear();
-  };
-  while (!work.empty()) {
-    int s = work.front();
-    work.pop_front();
-    const auto& list = stream_list(s);
-    while (head[static_cast<size_t>(s)] < list.size()) {
-      TaskId t = list[head[static_cast<size_t>(s)]];
-      const Task& task = p.task(t);
-      bool blocked = false;
-      for (TaskId d : task.deps) {
-        if (!done[static_cast<size_t>(d)]) {
-          waiters[static_cast<size_t>(d)].push_back(s);
-          blocked = true;
-          break;
-        }
-      }
-      if (blocked) break;
-      if (task.devices.size() > 1) {
-        if (arrived_at[static_cast<size_t>(s)] == t) break;
-        arrived_at[static_cast<size_t>(s)] = t;
-        if (++arrived[static_cast<size_t>(t)] < static_cast<int>(task.devices.size())) break;
-        complete(t);
-        for (int d : task.devices) {
-          int other = p.stream_index(d, task.stream);
-          ++head[static_cast<size_t>(other)];
-          if (other != s) work.push_back(other);
-        }
-      } else {
-        complete(t);
-        ++head[static_cast<size_t>(s)];
-      }
-    }
-  }
-  if (finished == n) return;
-  std::string stuck;
-  TaskId first = -1;
-  int shown = 0;
-  for (int s = 0; s < streams && shown < 4; ++s) {
-    const auto& list = stream_list(s);
-    if (head[static_cast<size_t>(s)] >= list.size()) continue;
-    TaskId t = list[head[static_cast<size_t>(s)]];
-    if (first < 0) first = t;
-    stuck += (shown ? "; " : "") + std::string("device ") + std::to_string(s / p.streams_per_device()) +
-             " stream " + std::to_string(s % p.streams_per_device()) + " waits at " +
-             task_field(t, p.task(t).name);
-    ++shown;
-  }
-  throw InputError("program", task_field(first, p.task(first).name),
-                   "deadlock: " + std::to_string(n - finished) + " tasks never run (" + stuck + ")");
 }
 
 }  // namespace autoddl::sim

@@ -107,7 +107,6 @@ void check_against_cluster(const Program& p, const ClusterSpec& c) {
 
 SimResult simulate(const Program& program, const ClusterSpec& cluster, const SimOptions& options) {
   check_against_cluster(program, cluster);
-  check_runs_to_completion(program);
   if (options.isolation == Isolation::in_process) {
     claim_in_process_engine();
     return execute_program(program, cluster, options);

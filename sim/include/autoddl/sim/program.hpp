@@ -65,7 +65,11 @@ struct TaskOptions {
 };
 
 // Tasks are appended in program order: the order of the tasks of one stream is the order
-// they were added. Builders check their arguments and throw InputError("program", ...).
+// they were added, and dependencies point to earlier tasks. So every wait of a task (its
+// dependencies, the tasks before it on its streams, its other participants reaching it) is
+// on earlier tasks, and a Program cannot deadlock: emit tasks in any order in which a real
+// run could start them (e.g. walk the schedule in time order). Builders check their
+// arguments and throw InputError("program", "task <id> '<name>'", reason).
 class Program {
  public:
   explicit Program(int devices, int streams_per_device = 2);
@@ -98,10 +102,5 @@ class Program {
   std::vector<Task> tasks_;
   std::vector<std::vector<TaskId>> per_stream_;
 };
-
-// Checks that the program can run to completion: every task is reached and every collective
-// finds all its participants at the head of their streams. Throws InputError("program",
-// "task <id> '<name>'", "deadlock: ...") naming the stuck stream heads otherwise.
-void check_runs_to_completion(const Program& p);
 
 }  // namespace autoddl::sim
