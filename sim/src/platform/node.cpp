@@ -72,11 +72,11 @@ NodeZone build_node(const costmodel::ClusterSpec& c, int node, double gpu_flops,
   } else {
     const double port_latency_s = c.intra.latency_s / 2;
     double nic_latency_s = (c.inter.latency_s - c.intra.latency_s) / 2;
-    if (nic_latency_s < 0) {
+    if (nic_latency_s < 0 && c.nodes > 1) {
       XBT_WARN("inter-node latency %g s is below the intra-node %g s: inter-node routes get %g s", c.inter.latency_s,
                c.intra.latency_s, c.intra.latency_s);
-      nic_latency_s = 0;
     }
+    nic_latency_s = std::max(0.0, nic_latency_s);
     for (int j = 0; j < g; ++j) {
       const int d = node * g + j;
       const std::string gname = "gpu" + std::to_string(d);
