@@ -121,9 +121,13 @@ SimResult execute_program(const Program& program, const costmodel::ClusterSpec& 
                      std::to_string(program.devices()) + " devices but the cluster has " +
                          std::to_string(plat.gpus.size()) + " GPUs");
 
+  auto seconds_since = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  XBT_VERB("platform built in %.3f s wall", seconds_since(wall_start));
   Executor ex(program, plat, options.fidelity, cluster.gpu.peak_flops(options.dtype));
   ex.start_actors();
+  XBT_VERB("actors started at %.3f s wall", seconds_since(wall_start));
   engine.run();
+  XBT_VERB("simulation ran until %.3f s wall", seconds_since(wall_start));
   xbt_assert(ex.unfinished() == 0, "%zu tasks never ran although the program passed its check", ex.unfinished());
 
   SimResult r;
