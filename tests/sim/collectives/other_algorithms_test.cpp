@@ -66,3 +66,21 @@ TEST_CASE("every row of the collective table runs on a group it applies to", "[s
     CHECK(std::isfinite(t));
   }
 }
+
+TEST_CASE("simulate_collective without an algorithm follows the analytical model's choice", "[sim][collectives]") {
+  const auto c = costmodel::resolve_cluster("dgx-a100", 4);
+  int compared = 0;
+  for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                              CollectiveKind::all_to_all, CollectiveKind::send_recv}) {
+    for (double bytes : {8192.0, 1e9}) {
+      const auto est = costmodel::collective_time(c, kind, costmodel::contiguous_group(c, 32), bytes);
+      if (!sim::find_collective_algorithm(kind, est.algo)) continue;  // tree: the simulator runs ring instead
+      INFO(costmodel::collective_info(kind).name << " " << bytes << " B, model picks "
+                                                 << costmodel::collective_algo_name(est.algo));
+      const double t = sim::simulate_collective(c, kind, 32, bytes, sim::Fidelity::flow);
+      CHECK(t == Approx(est.time_s).epsilon(kind == CollectiveKind::all_to_all ? 0.05 : 0.01));
+      ++compared;
+    }
+  }
+  CHECK(compared >= 6);
+}
