@@ -128,7 +128,7 @@ SimResult execute_program(const Program& program, const costmodel::ClusterSpec& 
   XBT_VERB("actors started at %.3f s wall", seconds_since(wall_start));
   engine.run();
   XBT_VERB("simulation ran until %.3f s wall", seconds_since(wall_start));
-  xbt_assert(ex.unfinished() == 0, "%zu tasks never ran although the program passed its check", ex.unfinished());
+  xbt_assert(ex.unfinished() == 0, "%zu tasks never ran (a Program cannot deadlock: executor bug)", ex.unfinished());
 
   SimResult r;
   r.iteration_s = sg4::Engine::get_clock();

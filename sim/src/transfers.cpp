@@ -10,7 +10,9 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_sim_transfers, autoddl_sim, "autoddl: po
 namespace autoddl::sim {
 
 void Transfers::add(sg4::Host* src, sg4::Host* dst, double bytes) {
-  auto size = static_cast<uint64_t>(std::llround(std::max(bytes, 0.0)));
+  // At least one byte: SimGrid 3.32 mishandles 0-byte host-to-host comms (they finish late,
+  // measured: a 0-byte 64-rank ring all-reduce took 80x its latency). One byte costs α + 1/B.
+  auto size = static_cast<uint64_t>(std::max<long long>(1, std::llround(bytes)));
   XBT_DEBUG("%s -> %s: %llu bytes", src->get_cname(), dst->get_cname(),
             static_cast<unsigned long long>(size));
   NetworkStats::current().record_transfer(src, dst, static_cast<double>(size));

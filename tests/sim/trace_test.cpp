@@ -22,12 +22,12 @@ using costmodel::CollectiveKind;
 
 TEST_CASE("a simulated trace parses as JSON with one X event per task and participating stream", "[sim][traces]") {
   const auto c = costmodel::resolve_cluster("dgx-a100", 2);
-  sim::Program p(16);
+  sim::Program p(16, 3);
   sim::TaskId f0 = p.compute_seconds(0, 1e-3, {.phase = sim::Phase::forward, .name = "fwd layer0"});
   sim::TaskId f8 = p.compute_seconds(8, 1e-3, {.phase = sim::Phase::forward, .name = "fwd layer0"});
   p.collective(CollectiveKind::all_reduce, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 64.0 * 1024 * 1024,
                costmodel::CollectiveAlgo::ring, {.deps = {f0, f8}, .phase = sim::Phase::grad_sync});
-  p.send_recv(0, 8, 1024, {.deps = {f0}, .stream = 2 % p.streams_per_device()});
+  p.send_recv(0, 8, 1024, {.deps = {f0}, .stream = 2});
   const sim::SimResult r = sim::simulate(p, c);
 
   const std::string path = "trace_test." + std::to_string(::getpid()) + ".json";

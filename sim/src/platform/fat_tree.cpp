@@ -54,9 +54,6 @@ void build_fat_tree_network(const costmodel::ClusterSpec& c, double gpu_flops, P
   } else {
     const int uplinks = std::max(1, static_cast<int>(std::floor(m / r)));
     const double link_bw = m * nic_bw / (r * uplinks);
-    if (std::abs(m / r - uplinks) > 1e-9 && m / r > 1)
-      XBT_INFO("fat tree: %d nodes per leaf, %d uplinks at %g B/s each for oversubscription %g", m,
-               uplinks, link_bw, r);
     tree = sg4::create_fatTree_zone(
         "fabric", nullptr,
         {2, {static_cast<unsigned>(m), static_cast<unsigned>(n / m)}, {1, static_cast<unsigned>(uplinks)}, {1, 1}},

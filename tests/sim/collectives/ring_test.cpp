@@ -40,6 +40,17 @@ double max_rel_error(const costmodel::ClusterSpec& c, CollectiveKind kind, int r
 
 }  // namespace
 
+TEST_CASE("empty and tiny ring collectives cost their latency terms", "[sim][collectives]") {
+  const auto c = costmodel::resolve_cluster("dgx-a100", 8);
+  for (double bytes : {0.0, 8.0}) {
+    const double simulated = sim::simulate_collective(c, CollectiveKind::all_reduce, 64, bytes, sim::Fidelity::step,
+                                                      CollectiveAlgo::ring);
+    const double model = costmodel::collective_algo_time_s(c, CollectiveKind::all_reduce, CollectiveAlgo::ring,
+                                                           costmodel::contiguous_group(c, 64), bytes);
+    CHECK(simulated == Approx(model).epsilon(0.01));
+  }
+}
+
 TEST_CASE("ring all-reduce, all-gather and reduce-scatter match the α-β formula within 1% when uncontended",
           "[sim][collectives]") {
   struct Case {

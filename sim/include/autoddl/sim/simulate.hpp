@@ -82,8 +82,9 @@ struct SimResult {
 nlohmann::json sim_result_to_json(const SimResult& r, bool with_tasks = true);
 SimResult sim_result_from_json(const nlohmann::json& j);
 
-// Runs the program. Throws InputError("program", ...) for a program that cannot run
-// (bad device, deadlock) or ("cluster", ...) for a cluster the platform builder rejects.
+// Runs the program. Throws InputError("program", ...) for a program this cluster cannot run
+// (more devices than GPUs, an algorithm the simulator lacks or that does not apply to the
+// group) or ("cluster", ...) for a cluster the platform builder rejects.
 SimResult simulate(const Program& program, const costmodel::ClusterSpec& cluster,
                    const SimOptions& options = {});
 
