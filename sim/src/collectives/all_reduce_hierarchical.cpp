@@ -12,7 +12,7 @@ void all_reduce_hierarchical(const RankGroup& grp, double bytes, Fidelity f) {
   const int n = grp.size() / g;
   const auto intra = intra_node_rings(grp);
   run_rings(intra, g - 1, bytes / g, f);
-  run_rings(inter_node_rings(grp), 2 * (n - 1), bytes / g / n, f);
+  run_rings(inter_node_rings(grp), 2 * (n - 1), bytes / g / n, f, inter_channels(grp));
   run_rings(intra, g - 1, bytes / g, f);
 }
 

@@ -10,7 +10,7 @@ void reduce_scatter_hierarchical(const RankGroup& grp, double bytes, Fidelity f)
   const int g = grp.local_size;
   const int n = grp.size() / g;
   run_rings(intra_node_rings(grp), g - 1, bytes / g, f);
-  run_rings(inter_node_rings(grp), n - 1, bytes / g / n, f);
+  run_rings(inter_node_rings(grp), n - 1, bytes / g / n, f, inter_channels(grp));
 }
 
 }  // namespace autoddl::sim::collectives

@@ -66,4 +66,8 @@ std::vector<Ring> inter_node_rings(const RankGroup& g) {
   return rings;
 }
 
+int inter_channels(const RankGroup& g) {
+  return std::max(1, (g.nic_channels + g.local_size - 1) / std::max(1, g.local_size));
+}
+
 }  // namespace autoddl::sim::collectives

@@ -24,5 +24,8 @@ void run_rings(const std::vector<Ring>& rings, int steps, double chunk_bytes, Fi
 std::vector<Ring> whole_ring(const RankGroup& g);
 std::vector<Ring> intra_node_rings(const RankGroup& g);
 std::vector<Ring> inter_node_rings(const RankGroup& g);
+// Channels per inter-node ring so that a node's local_size concurrent rings cover all its NICs
+// (one each when there are at least as many ranks per node as NICs).
+int inter_channels(const RankGroup& g);
 
 }  // namespace autoddl::sim::collectives

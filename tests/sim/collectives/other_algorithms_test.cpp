@@ -84,3 +84,13 @@ TEST_CASE("simulate_collective without an algorithm follows the analytical model
   }
   CHECK(compared >= 6);
 }
+
+TEST_CASE("hierarchical all-reduce uses every NIC when a node has more NICs than ranks in the group",
+          "[sim][collectives]") {
+  auto c = costmodel::resolve_cluster("dgx-a100", 4);  // 8 NICs per node
+  c.gpus_per_node = 4;                                  // 4 ranks per node share them
+  for (sim::Fidelity f : {sim::Fidelity::step, sim::Fidelity::flow}) {
+    INFO(sim::fidelity_name(f));
+    CHECK(rel_error(c, CollectiveKind::all_reduce, CollectiveAlgo::hierarchical, 16, 1e9, f) < 0.01);
+  }
+}
