@@ -1,6 +1,7 @@
 // SimResult + Program -> Chrome trace (see trace.hpp).
 #include <cmath>
-#include <cstdio>
+#include <iomanip>
+#include <sstream>
 
 #include "autoddl/sim/trace.hpp"
 
@@ -13,9 +14,9 @@ std::string format_bytes(double bytes) {
     bytes /= 1024;
     ++u;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
-  return buf;
+  std::ostringstream out;
+  out << std::setprecision(3) << bytes << ' ' << units[u];
+  return out.str();
 }
 
 traces::ChromeTrace to_chrome_trace(const Program& p, const SimResult& r, const costmodel::ClusterSpec& c) {

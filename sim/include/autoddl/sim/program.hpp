@@ -40,6 +40,8 @@ struct Task {
   // send_recv: {src, dst}.
   std::vector<int> devices;
   // compute: time = seconds + flops / (the GPU's peak FLOP/s for the simulated dtype).
+  // Compute tasks running at once on two streams of one device share its FLOP/s; transfers
+  // do not slow compute (no interference model yet).
   double flops = 0;
   double seconds = 0;
   // collective: kind, algorithm and nccl-tests "size" in bytes (collective.hpp).
