@@ -1,0 +1,13 @@
+// Ring reduce-scatter: p−1 steps in which every rank sends one partially reduced S/p block
+// (S = the full input, as nccl-tests' size) to its successor. α-β: (p−1)·α + (p−1)/p·S·β.
+#include "algorithms.hpp"
+#include "rings.hpp"
+
+namespace autoddl::sim::collectives {
+
+void reduce_scatter_ring(const RankGroup& g, double bytes, Fidelity f) {
+  const int p = g.size();
+  run_rings(whole_ring(g), p - 1, bytes / p, f, g.nic_channels);
+}
+
+}  // namespace autoddl::sim::collectives
