@@ -4,6 +4,7 @@
 // path ("gpu.memory_bytes", "gpu.matmul_efficiency", "gpu.matmul_efficiency[2].flops") and
 // written back by cluster_to_json, so a load/save round trip is exact. Schema: docs/cluster-json.md.
 #include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/calibration.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -315,7 +316,10 @@ json cluster_to_json(const ClusterSpec& c) {
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  return cluster_from_json(read_json_file(path), path);
+  ClusterSpec c = cluster_from_json(read_json_file(path), path);
+  const size_t slash = path.find_last_of('/');
+  attach_calibration(c, slash == std::string::npos ? "." : path.substr(0, slash));
+  return c;
 }
 
 }  // namespace autoddl::costmodel

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/embedded_presets.hpp"
 #include "autoddl/costmodel/error.hpp"
 
@@ -45,6 +46,7 @@ ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<int> 
   }
   if (preset) {
     c = load_preset(*preset);
+    attach_calibration(c, ".");
   } else if (ends_with(name_or_path, ".json")) {
     c = load_cluster_file(name_or_path);
   } else {

@@ -25,6 +25,7 @@
 //                 intra hop)
 // The model assumes full bisection (topology and oversubscription are the simulator's job).
 #include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -173,6 +174,7 @@ const CollectiveInfo* find_collective(std::string_view name) {
 }
 
 std::string_view collective_algo_name(CollectiveAlgo a) {
+  if (a == CollectiveAlgo::calibrated) return "calibrated";
   for (const AlgoRow& row : kAlgos) {
     if (row.algo == a) return row.name;
   }
@@ -209,6 +211,10 @@ double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, Collect
 
 CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                    double bytes) {
+  if (c.calibration) {
+    double t = c.calibration->collective_time_s(kind, g, bytes);
+    if (t >= 0) return {t, CollectiveAlgo::calibrated};
+  }
   CollectiveEstimate best{-1, CollectiveAlgo::ring};
   for (const AlgoRow& row : kAlgos) {
     double t = collective_algo_time_s(c, kind, row.algo, g, bytes);

@@ -147,6 +147,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   const int S = scheme.stages();
   const int v = std::max(1, scheme.virtual_stages);
   DeviceMesh sbp_mesh;
+  sbp_mesh.calibration = mesh.calibration;
   LinkTier pp_tier;
   for (int d = 0; d < mesh.ndims(); ++d) {
     if (d == scheme.pipeline_dim) pp_tier = mesh.dims[d].tier;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/error.hpp"
 
 namespace autoddl::costmodel {
@@ -12,6 +13,15 @@ int DeviceMesh::devices() const {
   int n = 1;
   for (const MeshDim& d : dims) n *= d.size;
   return n;
+}
+
+double DeviceMesh::collective_time_s(int d, CollectiveKind kind, double bytes) const {
+  const MeshDim& m = dims[d];
+  if (calibration && m.size > 1 && m.groups_per_node == 1) {
+    double t = calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node}, bytes);
+    if (t >= 0) return t;
+  }
+  return ring_time_s(kind, m.size, bytes, m.tier);
 }
 
 std::vector<int> DeviceMesh::shape() const {
@@ -100,6 +110,7 @@ DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const 
     }
     mesh.dims.push_back(d);
   }
+  mesh.calibration = c.calibration;
   return mesh;
 }
 

@@ -5,6 +5,7 @@
 // The loader rejects unknown or missing keys and out-of-range values (InputError).
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "autoddl/costmodel/dtype.hpp"
 
 namespace autoddl::costmodel {
+
+struct Calibration;  // calibration.hpp
 
 // Fraction of peak a kernel reaches, by its FLOPs; interpolated linearly in log10(flops) and
 // clamped at the ends. Points sorted by flops.
@@ -68,6 +71,9 @@ struct ClusterSpec {
   IntraNodeSpec intra;
   InterNodeSpec inter;
   std::string calibration_file;  // optional; empty = pure α-β
+  // The loaded calibration_file (attach_calibration): its GPU figures have replaced the
+  // preset's, and its measured collectives replace α-β where they apply. Null = none.
+  std::shared_ptr<const Calibration> calibration;
   // Citation per field path ("gpu.memory_bytes" -> "NVIDIA A100 datasheet"), kept for save().
   std::map<std::string, std::string> sources;
 

@@ -16,7 +16,8 @@ namespace autoddl::costmodel {
 enum class CollectiveKind : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 inline constexpr int kCollectiveKindCount = 5;
 
-enum class CollectiveAlgo : uint8_t { ring, tree, hierarchical, direct };
+// `calibrated`: a measured time from the cluster's calibration file replaced the α-β models.
+enum class CollectiveAlgo : uint8_t { ring, tree, hierarchical, direct, calibrated };
 
 struct CollectiveInfo {
   CollectiveKind kind;
@@ -63,7 +64,8 @@ struct CollectiveEstimate {
 // all_to_all (pairwise) and send_recv). Formulas: costmodel/src/collective.cpp's header.
 double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, CollectiveAlgo algo,
                               const CommGroup& g, double bytes);
-// The fastest applicable algorithm, as NCCL's tuner picks the fastest of its models.
+// The fastest applicable algorithm, as NCCL's tuner picks the fastest of its models; when the
+// cluster's calibration measured this (kind, ranks, ranks per node), the measured time instead.
 CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                    double bytes);
 

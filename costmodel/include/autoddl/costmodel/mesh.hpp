@@ -3,6 +3,7 @@
 // node gets NVLink/PCIe; a dim whose groups cross nodes gets the network, with each node's NIC
 // bandwidth shared by all of that node's groups of the dim (in SPMD they talk at the same time).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,16 @@ struct MeshDim {
 
 struct DeviceMesh {
   std::vector<MeshDim> dims;
+  // Measured collectives (the cluster's calibration), used on dims whose groups run alone on
+  // their links (inside a node, or one group per node), as nccl-tests measured them.
+  std::shared_ptr<const Calibration> calibration;
   int devices() const;
   int ndims() const { return static_cast<int>(dims.size()); }
   std::vector<int> shape() const;
   std::string shape_string() const;  // "4x8"
-  // Per-device time of a 1-D collective on dim d (nccl-tests bytes convention, ring α-β).
-  double collective_time_s(int d, CollectiveKind kind, double bytes) const {
-    return ring_time_s(kind, dims[d].size, bytes, dims[d].tier);
-  }
+  // Per-device time of a 1-D collective on dim d (nccl-tests bytes convention): calibrated
+  // where measured (see `calibration`), else ring α-β on the dim's tier.
+  double collective_time_s(int d, CollectiveKind kind, double bytes) const;
 };
 
 // Builds a mesh over the first prod(shape) GPUs of the cluster. The product must be at most
