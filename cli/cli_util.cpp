@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/graph_json.hpp"
+#include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 
 namespace autoddl::cli {
@@ -52,6 +54,11 @@ std::string human_seconds(double s) {
   else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
   else std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
   return buf;
+}
+
+void emit_json(const nlohmann::json& j, const std::string& file) {
+  if (file.empty()) std::cout << j.dump(2) << "\n";
+  else write_json_atomic(file, j);
 }
 
 costmodel::Graph load_model(const std::string& model, const std::string& knobs) {

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "autoddl/costmodel/graph.hpp"
 
 namespace autoddl::cli {
@@ -17,6 +19,9 @@ int64_t parse_bytes(const std::string& text, const std::string& flag);
 std::string human_count(double v);
 // Seconds -> "12.3 ms"/"45.6 us" for tables.
 std::string human_seconds(double s);
+
+// `--json [FILE]` listings: JSON to FILE (atomically), or to stdout when FILE is empty.
+void emit_json(const nlohmann::json& j, const std::string& file);
 
 // A zoo model name with --set knobs, or a path to a graph JSON (then --set must be empty).
 costmodel::Graph load_model(const std::string& model, const std::string& knobs);

@@ -42,10 +42,7 @@ int run_clusters(const ClustersOptions& opt, bool json) {
                   c.intra.bw_bytes_per_s / 1e9, net);
     }
   }
-  if (json) {
-    if (opt.json_file.empty()) std::cout << rows.dump(2) << "\n";
-    else write_json_atomic(opt.json_file, rows);
-  }
+  if (json) emit_json(rows, opt.json_file);
   return 0;
 }
 

@@ -44,10 +44,7 @@ int run_models(const ModelsOptions& opt) {
                   knob_text.c_str());
     }
   }
-  if (opt.json) {
-    if (opt.json_file.empty()) std::cout << rows.dump(2) << "\n";
-    else write_json_atomic(opt.json_file, rows);
-  }
+  if (opt.json) emit_json(rows, opt.json_file);
   return 0;
 }
 

@@ -27,4 +27,11 @@ int64_t padded_vocab(const Knobs& k, int64_t vocab) {
   return (vocab + pad - 1) / pad * pad;
 }
 
+std::vector<KnobSpec> image_classifier_knobs() {
+  return {{"batch", "32", "global batch size"},
+          {"image", "224", "image height and width (>= 32)"},
+          {"classes", "1000", "output classes"},
+          {"dtype", "fp32", "parameter and activation dtype"}};
+}
+
 }  // namespace autoddl::costmodel::zoo

@@ -27,6 +27,9 @@ void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);
 // that vocab-parallel embeddings split evenly; 1 keeps the published size).
 int64_t padded_vocab(const Knobs& k, int64_t vocab);
 
+// Knobs shared by the image classifiers (vgg16, resnet50): batch, image, classes, dtype.
+std::vector<KnobSpec> image_classifier_knobs();
+
 // The model dtype knob, which must be a floating-point type.
 DType model_dtype(const Knobs& k);
 

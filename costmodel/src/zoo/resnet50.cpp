@@ -53,10 +53,7 @@ Graph build(const Knobs& k) {
 ZooModel resnet50_model() {
   return {"resnet50",
           "ResNet-50 v1.5 (torchvision layout), NCHW images, BatchNorm, softmax loss",
-          {{"batch", "32", "global batch size"},
-           {"image", "224", "image height and width (>= 32)"},
-           {"classes", "1000", "output classes"},
-           {"dtype", "fp32", "parameter and activation dtype"}},
+          image_classifier_knobs(),
           build};
 }
 

@@ -41,10 +41,7 @@ Graph build(const Knobs& k) {
 ZooModel vgg16_model() {
   return {"vgg16",
           "VGG16 (configuration D, torchvision layout), NCHW images, softmax loss",
-          {{"batch", "32", "global batch size"},
-           {"image", "224", "image height and width (>= 32)"},
-           {"classes", "1000", "output classes"},
-           {"dtype", "fp32", "parameter and activation dtype"}},
+          image_classifier_knobs(),
           build};
 }
 
