@@ -186,7 +186,9 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   if (roles.empty()) roles.push_back(DimRole::data);
   if (s.mesh_shape.empty()) s.mesh_shape.push_back(1);
   if (!mesh_shape.empty() && mesh_shape != s.mesh_shape) {
-    fail("--mesh", "megatron builds its own [pp, dp, tp] mesh; leave --mesh out");
+    std::string own;
+    for (int x : s.mesh_shape) own += (own.empty() ? "" : "x") + std::to_string(x);
+    throw InputError("--mesh", "", "megatron builds its own [pp, dp, tp] mesh (" + own + " here); leave --mesh out");
   }
   make_mesh(c, s.mesh_shape, "--scheme megatron");
   const std::vector<int> sbp = s.sbp_shape();

@@ -180,6 +180,21 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
     sig.n_out = static_cast<int>(op.outputs.size());
     for (int k = 0; k < sig.n_in; ++k) sig.in[k].ndims = static_cast<uint8_t>(nd);
     for (int o = 0; o < sig.n_out; ++o) sig.out[o].ndims = static_cast<uint8_t>(nd);
+    // A candidate on dim d must divide together with the splits already chosen on dims < d.
+    auto fits_with_earlier_dims = [&](const Signature1D& c, int d) {
+      OpSignature trial = sig;
+      for (int k = 0; k < sig.n_in; ++k) {
+        trial.in[k].ndims = static_cast<uint8_t>(d + 1);
+        trial.in[k].dims[d] = c.in[k];
+        if (!divides(trial.in[k], sbp_shape.data(), shape_mb[op.inputs[k]])) return false;
+      }
+      for (int o = 0; o < sig.n_out; ++o) {
+        trial.out[o].ndims = static_cast<uint8_t>(d + 1);
+        trial.out[o].dims[d] = c.out[o];
+        if (!divides(trial.out[o], sbp_shape.data(), shape_mb[op.outputs[o]])) return false;
+      }
+      return true;
+    };
     for (int d = 0; d < nd; ++d) {
       const int p = sbp_shape[d];
       DimRole role = roles[d];
@@ -191,6 +206,7 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
                     : role == DimRole::data
                         ? data_score(ctx, op, cands[ci], produced[d], p)
                         : tensor_score(ctx, op, cands[ci], produced[d], has_storage[d], p);
+        if (sc < best && !fits_with_earlier_dims(cands[ci], d)) sc = kInf;
         if (sc < best) {
           best = sc;
           pick = ci;
