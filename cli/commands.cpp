@@ -9,6 +9,7 @@ RunFn setup_comm(CLI::App& sub);
 RunFn setup_cost(CLI::App& sub);
 RunFn setup_fit(CLI::App& sub);
 RunFn setup_calibrate(CLI::App& sub);
+RunFn setup_validate(CLI::App& sub);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -22,6 +23,9 @@ const std::vector<Command>& commands() {
        setup_fit},
       {"calibrate", "Run the CUDA/NCCL microbenchmarks on this machine's GPUs (needs the CUDA build)",
        setup_calibrate},
+      {"validate", "Run a scheme's per-rank program on GPUs (or compare a runner result) against the "
+                   "cost model's prediction",
+       setup_validate},
   };
   return table;
 }

@@ -22,11 +22,15 @@ namespace {
 constexpr size_t kBufferBytes = 8 << 20;
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+// External correlation records precede the API records they tag, so those are enabled too.
+constexpr CUpti_ActivityKind kExternalKinds[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                                 CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
 
 std::mutex g_mu;
 std::vector<ActivityRecord> g_pending;
 std::vector<ActivityRecord> g_all;
 bool g_keep_all = false;
+bool g_external = false;
 bool g_inited = false;
 std::string g_error;
 std::atomic<uint64_t> g_dropped{0};
@@ -88,8 +92,17 @@ bool convert(const CUpti_Activity* a, ActivityRecord& r) {
       r.bytes = m->bytes;
       return true;
     }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(a);
+      if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return false;
+      r.kind = "external";
+      r.name = "external";
+      r.correlation = e->correlationId;
+      r.external_id = e->externalId;
+      return true;
+    }
     default:
-      return false;
+      return false;  // API records (enabled for external correlation) are not kept
   }
 }
 
@@ -105,7 +118,8 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   CUpti_Activity* a = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &a) == CUPTI_SUCCESS) {
     ActivityRecord r;
-    if (convert(a, r) && r.end_ns >= r.start_ns && r.start_ns != 0) got.push_back(std::move(r));
+    if (!convert(a, r)) continue;
+    if (r.kind == "external" || (r.end_ns >= r.start_ns && r.start_ns != 0)) got.push_back(std::move(r));
   }
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) g_dropped += dropped;
@@ -158,6 +172,14 @@ bool ActivityRecorder::start() {
       return false;
     }
   }
+  for (CUpti_ActivityKind k : kExternalKinds) {
+    if (!g_external) break;
+    CUptiResult r = cuptiActivityEnable(k);
+    if (r != CUPTI_SUCCESS) {
+      g_error = "cuptiActivityEnable (external correlation): " + result_text(r);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -169,6 +191,9 @@ std::vector<ActivityRecord> ActivityRecorder::stop() {
   }
   if (!keep_tracing) {
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+    if (g_external) {
+      for (CUpti_ActivityKind k : kExternalKinds) cuptiActivityDisable(k);
+    }
   }
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(g_mu);
@@ -188,24 +213,42 @@ std::vector<ActivityRecord> ActivityRecorder::all() {
   return g_all;
 }
 
+void ActivityRecorder::correlate_external(bool on) { g_external = on; }
+
 uint64_t ActivityRecorder::dropped() const { return g_dropped; }
+
+bool push_external_id(uint64_t id) {
+  return cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id) == CUPTI_SUCCESS;
+}
+
+void pop_external_id() {
+  uint64_t last = 0;
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
 
 double busy_us_per_iter(const std::vector<ActivityRecord>& recs, int iterations) {
   if (recs.empty() || iterations <= 0) return -1;
   std::map<uint32_t, double> per_device_ns;
-  for (const ActivityRecord& r : recs) per_device_ns[r.device] += double(r.end_ns - r.start_ns);
+  for (const ActivityRecord& r : recs) {
+    if (r.kind != "external") per_device_ns[r.device] += double(r.end_ns - r.start_ns);
+  }
   double busiest = 0;
   for (auto& [dev, ns] : per_device_ns) busiest = std::max(busiest, ns);
   return busiest / 1e3 / iterations;
 }
 
-void write_chrome_trace(const std::vector<ActivityRecord>& recs, const std::string& path) {
+void write_chrome_trace(const std::vector<ActivityRecord>& all_recs, const std::string& path) {
   std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) {
     std::fprintf(stderr, "cannot write trace %s\n", path.c_str());
     return;
   }
+  std::vector<ActivityRecord> timed;
+  for (const ActivityRecord& r : all_recs) {
+    if (r.kind != "external") timed.push_back(r);
+  }
+  const std::vector<ActivityRecord>& recs = timed;
   uint64_t t0 = UINT64_MAX;
   for (const ActivityRecord& r : recs) t0 = std::min(t0, r.start_ns);
   std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");

@@ -1,8 +1,9 @@
 // GPU activity records from the CUPTI Activity API (calibration.md §3.6): kernels from
 // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (which, unlike ..._KERNEL, does not serialize kernels),
 // plus memcpy and memset. One process-wide recorder: the harness turns its records into kernel
-// time per iteration, cupti_tracer into a Chrome trace. Needs libcupti only (no CUDA runtime),
-// so the tracer can be injected into any CUDA program.
+// time per iteration, cupti_tracer into a Chrome trace, validate_runner into kernel time per
+// step (external correlation ids pushed around each step's launches). Needs libcupti only (no
+// CUDA runtime), so the tracer can be injected into any CUDA program.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,13 +12,14 @@
 namespace autoddl::calib::gpu {
 
 struct ActivityRecord {
-  std::string kind;  // "kernel", "memcpy", "memset"
+  std::string kind;  // "kernel", "memcpy", "memset", or "external" (no times: a correlation)
   std::string name;  // kernel name (mangled), or "memcpy DtoD" / "memset"
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint32_t device = 0;
   uint32_t stream = 0;
   uint32_t correlation = 0;
+  uint64_t external_id = 0;        // "external": the id pushed while `correlation` was launched
   uint64_t bytes = 0;              // memcpy / memset
   int32_t grid[3] = {0, 0, 0};     // kernel
   int32_t block[3] = {0, 0, 0};
@@ -33,12 +35,20 @@ class ActivityRecorder {
   // the last stop.
   std::vector<ActivityRecord> stop();
   void keep_all(bool on);     // also keep every record for all()
+  // Also record "external" correlations (needs the runtime and driver API kinds too, so
+  // tracing costs more): call before start().
+  void correlate_external(bool on);
   std::vector<ActivityRecord> all();
   uint64_t dropped() const;
 
  private:
   ActivityRecorder() = default;
 };
+
+// Marks the calling thread's CUDA launches until the matching pop with `id` (CUPTI's CUSTOM0
+// external correlation kind); false if CUPTI refused.
+bool push_external_id(uint64_t id);
+void pop_external_id();
 
 // GPU-busy time per iteration: Σ record durations on each device / iterations, the busiest
 // device's value (a collective's ranks run concurrently on their devices).
