@@ -105,6 +105,19 @@ TaskId Program::add(Task t) {
   return id;
 }
 
+void Program::set_stream_name(int stream, std::string name) {
+  if (stream < 0 || stream >= streams_)
+    throw InputError("program", "stream " + std::to_string(stream), "outside 0.." + std::to_string(streams_ - 1));
+  stream_names_.resize(static_cast<size_t>(streams_));
+  stream_names_[static_cast<size_t>(stream)] = std::move(name);
+}
+
+std::string Program::stream_name(int stream) const {
+  if (stream >= 0 && static_cast<size_t>(stream) < stream_names_.size() && !stream_names_[static_cast<size_t>(stream)].empty())
+    return stream_names_[static_cast<size_t>(stream)];
+  return stream == kComputeStream ? "compute" : stream == kCommStream ? "comm" : "stream " + std::to_string(stream);
+}
+
 TaskId Program::last_on(int device, int stream) const {
   const auto& v = stream_tasks(device, stream);
   return v.empty() ? -1 : v.back();

@@ -97,12 +97,17 @@ class Program {
   }
   // The last task added to a stream, or -1: handy for "after whatever ran before" deps.
   TaskId last_on(int device, int stream) const;
+  // What a stream index is for, as traces name it: "compute" and "comm" unless renamed
+  // (e.g. "grad sync", "pipeline 0"), else "stream <i>".
+  void set_stream_name(int stream, std::string name);
+  std::string stream_name(int stream) const;
 
  private:
   int devices_;
   int streams_;
   std::vector<Task> tasks_;
   std::vector<std::vector<TaskId>> per_stream_;
+  std::vector<std::string> stream_names_;
 };
 
 }  // namespace autoddl::sim
