@@ -98,6 +98,7 @@ TaskId Program::add(Task t) {
     if (!seen.insert(d).second) throw bad("device " + std::to_string(d) + " listed twice");
   }
   if (!(t.flops >= 0) || !(t.seconds >= 0) || !(t.bytes >= 0)) throw bad("negative or NaN amount");
+  if (t.channels < 0) throw bad("negative channel count");
   for (TaskId d : t.deps)
     if (d < 0 || d >= id) throw bad("dependency " + std::to_string(d) + " is not an earlier task");
   for (int d : t.devices) per_stream_[static_cast<size_t>(stream_index(d, t.stream))].push_back(id);

@@ -120,7 +120,7 @@ void explain(SimReport& r, const std::array<double, kParts>& sim, const std::arr
   }
   const double slowdown = s_ab > 0 ? s_sim / s_ab : 1;
   r.discrepancy_part = kPartNames[static_cast<size_t>(worst)];
-  if (slowdown > 1.02) {
+  if (slowdown > 1.05) {
     for (size_t i = 0; i < r.busiest_links.size() && i < 3; ++i) r.contended_links.push_back(r.busiest_links[i].name);
     o << "; " << (worst == kBubble || worst == kCompute ? "its collectives" : "these collectives") << " took "
       << ratio_text(slowdown) << " their alpha-beta time: contended links " << links_text(r.busiest_links, 3);

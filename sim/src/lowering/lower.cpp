@@ -59,14 +59,16 @@ CollectiveAlgo step_algo(costmodel::CollectiveKind kind) {
 
 class Lowerer {
  public:
-  Lowerer(const costmodel::Graph& g, const costmodel::Scheme& scheme, int gpus_per_node, const IterationPlan& plan,
-          const LoweringOptions& opt, LoweredProgram& out)
+  Lowerer(const costmodel::Graph& g, const costmodel::Scheme& scheme, const costmodel::ClusterSpec& cluster,
+          const IterationPlan& plan, const LoweringOptions& opt, LoweredProgram& out)
       : g_(g), plan_(plan), pl_(plan), out_(out) {
     S_ = plan.stages;
     m_ = plan.micro_batches;
     n_ops_ = static_cast<int>(plan.ops.size());
     index_chunks();
-    choose_fold_and_merge(scheme, gpus_per_node, opt);
+    oversubscribed_ = cluster.nodes > 1 && cluster.inter.topology == "fat-tree" && cluster.inter.oversubscription > 1;
+    choose_fold_and_merge(scheme, cluster.gpus_per_node, opt);
+    choose_channels(cluster.inter.nics_per_node);
     color_pipeline_links();
   }
 
@@ -187,8 +189,9 @@ class Lowerer {
     for (int d = 0; d < nd; ++d)
       if (data[static_cast<size_t>(d)]) replicas *= pl_.size(d);
     const size_t all_tasks = per_op_tasks * static_cast<size_t>(m_) * static_cast<size_t>(pl_.positions());
+    // Automatic folding keeps the other replicas' traffic where the fabric can be contended.
     bool fold = opt.fold_replicas == LoweringMode::on ||
-                (opt.fold_replicas == LoweringMode::automatic && all_tasks > opt.max_tasks);
+                (opt.fold_replicas == LoweringMode::automatic && all_tasks > opt.max_tasks && !oversubscribed_);
     if (replicas == 1) fold = false;
     const size_t tasks = fold ? all_tasks / static_cast<size_t>(replicas) : all_tasks;
     merge_ = opt.merge_compute == LoweringMode::on ||
@@ -228,6 +231,19 @@ class Lowerer {
     const std::vector<char> all(static_cast<size_t>(pl_.positions()), 1);
     boxing_groups_.resize(static_cast<size_t>(nd));
     for (int d = 0; d < nd; ++d) boxing_groups_[static_cast<size_t>(d)] = pl_.groups(d, folded_[static_cast<size_t>(d)] ? all : active_);
+  }
+
+  // Flows per node-crossing ring edge of a collective on each SBP dim: the groups_per_node
+  // groups of a dim that crosses nodes run at once (SPMD) and share the node's NICs, so each
+  // gets nics/groups channels: the bandwidth costmodel's mesh tier gives it, with fewer flows.
+  void choose_channels(int nics) {
+    channels_.assign(static_cast<size_t>(pl_.sbp_dims()), 0);
+    for (int d = 0; d < plan_.mesh.ndims(); ++d) {
+      const int sd = plan_.sbp_dim_of_mesh[static_cast<size_t>(d)];
+      const costmodel::MeshDim& md = plan_.mesh.dims[static_cast<size_t>(d)];
+      if (sd >= 0 && md.crosses_nodes)
+        channels_[static_cast<size_t>(sd)] = std::max(1, (nics + md.groups_per_node - 1) / md.groups_per_node);
+    }
   }
 
   // Each (from stage, to stage) direction of pipeline traffic gets a stream; directions that
@@ -357,6 +373,7 @@ class Lowerer {
         t.collective = step.kind;
         t.algo = step_algo(step.kind);
         t.bytes = step.bytes;
+        t.channels = channels_[static_cast<size_t>(step.dim)];
         t.micro_batch = mb;
         t.stage = s;
         for (int pos : grp) {
@@ -544,6 +561,7 @@ class Lowerer {
             t.collective = step.kind;
             t.algo = step_algo(step.kind);
             t.bytes = step.bytes;
+            t.channels = channels_[static_cast<size_t>(step.dim)];
             t.stage = s;
             for (int pos : grp) {
               t.devices.push_back(pl_.device(s, pos));
@@ -587,6 +605,7 @@ class Lowerer {
   Program* prog_ = nullptr;
   int S_ = 1, m_ = 1, v_ = 1, C_ = 1, n_ops_ = 0;
   bool merge_ = false;
+  bool oversubscribed_ = false;  // a fat tree whose leaves have less uplink than downlink
   std::vector<int> op_chunk_;
   std::vector<std::vector<int>> chunk_ops_, fwd_in_, bwd_in_;
   std::vector<std::vector<Edge>> cross_consumers_;
@@ -598,6 +617,7 @@ class Lowerer {
   std::vector<int> index_;         // per position: its computing index, -1 for a mirror
   std::vector<int> rep_index_;     // per position: computing index of its representative
   std::vector<char> folded_;       // per SBP dim
+  std::vector<int> channels_;      // per SBP dim: Task::channels of its collectives
   std::vector<std::vector<std::vector<int>>> boxing_groups_;  // per SBP dim: groups of positions
   std::vector<std::pair<std::pair<int, int>, int>> link_color_;
   int links_colors_ = 0;
@@ -615,7 +635,7 @@ LoweredProgram lower_scheme(const costmodel::Graph& graph, const costmodel::Clus
   LoweredProgram out;
   IterationPlan plan;
   out.analytical = costmodel::evaluate(graph, cluster, scheme, &plan);
-  lowering::Lowerer(graph, scheme, cluster.gpus_per_node, plan, options, out).run();
+  lowering::Lowerer(graph, scheme, cluster, plan, options, out).run();
   return out;
 }
 

@@ -45,7 +45,8 @@ bool parse_lowering_mode(std::string_view text, LoweringMode& out);
 
 struct LoweringOptions {
   // Fold data-parallel replicas (see above). automatic: when the per-op program without
-  // folding would have more than max_tasks compute tasks.
+  // folding would have more than max_tasks compute tasks, and the network is not an
+  // oversubscribed fat tree (where the dropped traffic would contend for leaf uplinks).
   LoweringMode fold_replicas = LoweringMode::automatic;
   // One compute task per run of ops between communications instead of per op. automatic:
   // when the (folded) per-op program would still have more than max_tasks compute tasks.

@@ -48,6 +48,10 @@ struct Task {
   CollectiveKind collective = CollectiveKind::all_reduce;
   CollectiveAlgo algo = CollectiveAlgo::ring;
   double bytes = 0;
+  // collective: flows per node-crossing ring edge (NCCL channels, one NIC each); 0 = the
+  // node's NIC count. A lowering whose groups share a node's NICs (g groups of a mesh dim run
+  // at once) gives each nics/g, as costmodel's mesh tiers assume, with g times fewer flows.
+  int channels = 0;
   // Tasks that must finish first (any device, any stream); always earlier ids.
   std::vector<TaskId> deps;
   // Free-form labels kept for traces and reports: micro-batch and pipeline stage, -1 if none.
