@@ -34,7 +34,9 @@ void print_report(const sim::SimReport& r, const sim::LoweredProgram& lowered, c
   std::printf("program: %lld tasks, %s compute tasks, %d computing device%s", static_cast<long long>(r.tasks),
               r.merged_compute ? "merged" : "per-op", r.computing_devices, r.computing_devices == 1 ? "" : "s");
   if (r.replicas_folded > 1) std::printf(" (each stands for %d data-parallel replicas)", r.replicas_folded);
-  std::printf("\n\n");
+  std::printf("\n");
+  if (!lowered.analytical.feasible) std::printf("note: infeasible: %s\n", lowered.analytical.infeasible_reason.c_str());
+  std::printf("\n");
   const double rel = r.relative_difference * 100;
   std::printf("  %-22s %12s %12s\n", "", "simulated", "analytical");
   std::printf("  %-22s %12s %12s   %+.1f%%\n", "iteration", human_seconds(r.iteration_s).c_str(),
