@@ -1,6 +1,7 @@
 // `autoddl comm`: a collective's time over a size sweep, printed in nccl-tests' table shape
 // (size, count, type, redop, time, algbw, busbw) from the α-β model of costmodel/collective,
 // with nccl-tests' busbw factors. Ranks are consecutive GPUs; beyond one node they span nodes.
+// With --sim the times come from the SimGrid simulator instead (sim/, one simulation per table).
 #include <cstdio>
 #include <optional>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#ifdef AUTODDL_HAVE_SIM
+#include "autoddl/sim/simulate.hpp"
+#endif
 #include "cli_util.hpp"
 #include "commands.hpp"
 
@@ -23,6 +27,8 @@ struct CommOptions {
   std::string min = "8", max = "8G";
   double factor = 2;
   std::string json_file;
+  bool sim = false;
+  std::string fidelity = "step";
 };
 
 struct CommRow {
@@ -55,11 +61,27 @@ int run_comm(const CommOptions& opt) {
     CollectiveEstimate e = collective_time(c, info->kind, g, static_cast<double>(bytes));
     rows.push_back({bytes, e.time_s, e.algo});
   }
+  std::string source = "alpha-beta model";
+  if (opt.sim) {
+#ifdef AUTODDL_HAVE_SIM
+    sim::Fidelity f;
+    if (!sim::parse_fidelity(opt.fidelity, f))
+      throw InputError("--fidelity", "", "must be step or flow (got '" + opt.fidelity + "')");
+    std::vector<double> sizes;
+    for (const CommRow& r : rows) sizes.push_back(static_cast<double>(r.bytes));
+    const std::vector<double> times = sim::simulate_collective_sweep(c, info->kind, opt.ranks, sizes, f);
+    const sim::Program p = sim::collective_sweep_program(c, info->kind, opt.ranks, sizes);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = {rows[i].bytes, times[i], p.task(static_cast<sim::TaskId>(i)).algo};
+    source = "SimGrid simulation (" + opt.fidelity + " fidelity)";
+#else
+    throw InputError("--sim", "", "this autoddl was built without the simulator (sim/ needs SimGrid)");
+#endif
+  }
 
   const char* redop = (info->kind == CollectiveKind::all_reduce || info->kind == CollectiveKind::reduce_scatter) ? "sum" : "none";
-  std::printf("# autoddl comm: %s, %d ranks on %s (%d node%s x %d GPUs/node), alpha-beta model\n",
+  std::printf("# autoddl comm: %s, %d ranks on %s (%d node%s x %d GPUs/node), %s\n",
               std::string(info->name).c_str(), opt.ranks, c.name.c_str(), g.nodes(),
-              g.nodes() == 1 ? "" : "s", g.ranks_per_node);
+              g.nodes() == 1 ? "" : "s", g.ranks_per_node, source.c_str());
   std::printf("#\n");
   std::printf("#%12s  %12s  %8s  %6s  %10s  %7s  %7s  %s\n", "size", "count", "type", "redop", "time", "algbw", "busbw", "algo");
   std::printf("#%12s  %12s  %8s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
@@ -95,6 +117,9 @@ RunFn setup_comm(CLI::App& sub) {
   sub.add_option("--max", opt->max, "Largest size in bytes")->capture_default_str();
   sub.add_option("--factor", opt->factor, "Size multiplier between rows")->capture_default_str();
   sub.add_option("--json", opt->json_file, "Also write the rows as JSON (bytes, time_us, algbw_GBps, busbw_GBps)");
+  sub.add_flag("--sim", opt->sim, "Time the collectives with the SimGrid simulator instead of the alpha-beta model");
+  sub.add_option("--fidelity", opt->fidelity, "With --sim: step (every ring step) or flow (one flow per phase)")
+      ->capture_default_str();
   sub.footer("busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather/reduce_scatter/all_to_all, 1 for send_recv (nccl-tests).");
   return [opt] { return run_comm(*opt); };
 }

@@ -69,7 +69,8 @@ struct GradSync {
 // >= bucket_bytes, as DDP fuses its flat gradient buffer, and overlaps them with the backward;
 // returns the exposed time past `backward_end_s`.
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
-                    const DeviceMesh& mesh, CommTally& tally, double& total_s) {
+                    const DeviceMesh& mesh, CommTally& tally, double& total_s,
+                    std::vector<PlannedBucket>* planned) {
   struct Step {
     int dim;
     CollectiveKind kind;
@@ -108,10 +109,16 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
       ++j;
     }
     double t = 0;
+    PlannedBucket pb;
     for (const Step& st : bucket) {
       double step_t = mesh.collective_time_s(st.dim, st.kind, st.bytes);
       t += step_t;
       tally.add(st.kind, step_t, st.wire_bytes, 1);
+      pb.steps.push_back({st.dim, st.kind, st.bytes, st.wire_bytes, step_t});
+    }
+    if (planned) {
+      for (size_t x = i; x < j; ++x) pb.grads.push_back({grads[x].tensor, grads[x].op, grads[x].bytes});
+      planned->push_back(std::move(pb));
     }
     double start = std::max(grads[j - 1].ready_s, comm_free);
     comm_free = start + t;
@@ -128,6 +135,11 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
 }  // namespace
 
 CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme) {
+  return evaluate(graph, cluster, scheme, nullptr);
+}
+
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
+                    IterationPlan* plan) {
   const int n_ops = static_cast<int>(graph.ops.size());
   const int n_tensors = static_cast<int>(graph.tensors.size());
   if (static_cast<int>(scheme.op_sigs.size()) != n_ops) {
@@ -160,6 +172,21 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     scheme_error("op_chunk", "needs one chunk per op");
   }
   auto stage_of = [&](int op) { return scheme.op_chunk.empty() ? 0 : scheme.op_chunk[op] % S; };
+  if (plan) {
+    *plan = IterationPlan{};
+    plan->mesh = mesh;
+    plan->pipeline_dim = scheme.pipeline_dim;
+    plan->sbp_mesh = sbp_mesh;
+    for (int d = 0, k = 0; d < mesh.ndims(); ++d) plan->sbp_dim_of_mesh.push_back(d == scheme.pipeline_dim ? -1 : k++);
+    plan->stages = S;
+    plan->micro_batches = m;
+    plan->virtual_stages = v;
+    plan->schedule = scheme.schedule;
+    plan->pipeline_tier = pp_tier;
+    plan->ops.resize(n_ops);
+    plan->buckets.resize(S);
+    plan->optimizer_s.assign(S, 0);
+  }
 
   // Micro-batch shapes and bytes.
   std::vector<Shape> shape_mb(n_tensors);
@@ -250,12 +277,23 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
                                op.work.fwd_bytes / m / split, 1);
     double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops / m / split,
                                op.work.bwd_bytes / m / split, 2);
+    double recompute = 0;
     if (scheme.recompute == Recompute::full ||
         (scheme.recompute == Recompute::selective && is_attention_core(graph, op))) {
+      recompute = fwd;
       bwd += fwd;
     }
     op_fwd_compute[i] = fwd;
     op_bwd_compute[i] = bwd;
+    PlannedOp* pop = plan ? &plan->ops[i] : nullptr;
+    if (pop) {
+      pop->stage = stage;
+      pop->chunk = scheme.op_chunk.empty() ? 0 : scheme.op_chunk[i];
+      pop->fwd_s = fwd;
+      pop->bwd_s = bwd - recompute;
+      pop->recompute_s = recompute;
+      pop->inputs.resize(sig.n_in);
+    }
 
     for (int k = 0; k < sig.n_in; ++k) {
       const int t = op.inputs[k];
@@ -267,12 +305,18 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         int a = state(table, st, "param_storage " + tensor.name);
         int b = state(table, sig.in[k], "op " + op.name);
         double gather = table.time_s(a, b);
+        if (pop) {
+          pop->inputs[k].role = InputRole::parameter;
+          pop->inputs[k].tensor = t;
+        }
         if (gather > 0) {
           op_fwd_box[i] += gather;
           table.tally(a, b, stage_mb[stage]);
+          if (pop) pop->inputs[k].fwd = table.path(a, b);
           if (scheme.regather_in_backward) {
             op_bwd_box[i] += gather;
             table.tally(a, b, stage_mb[stage]);
+            if (pop) pop->inputs[k].bwd = table.path(a, b);
           }
         }
         int g = state(table, sig.in_grad[k], "op " + op.name + " gradient");
@@ -280,7 +324,10 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         continue;
       }
       const int j = tensor.producer;
-      if (j < 0) continue;  // graph inputs are loaded in whatever SBP the op wants
+      if (j < 0) {  // graph inputs are loaded in whatever SBP the op wants
+        if (pop) pop->inputs[k].tensor = t;
+        continue;
+      }
       const OpSignature& psig = scheme.op_sigs[j];
       const int o = out_slot[t];
       const BoxingTable& table = cache.get(shape_mb[t], bytes_mb[t]);
@@ -289,22 +336,40 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       op_fwd_box[i] += table.time_s(from, to);
       table.tally(from, to, stage_mb[stage]);
       const bool cross = stage_of(j) != stage;
+      PlannedInput* pin = pop ? &pop->inputs[k] : nullptr;
+      if (pin) {
+        pin->role = InputRole::activation;
+        pin->tensor = t;
+        pin->producer = j;
+        pin->cross_stage = cross;
+        if (from != to) pin->fwd = table.path(from, to);
+      }
       if (cross) {
         double local = local_bytes(psig.out[o], sbp_shape.data(), bytes_mb[t]);
         double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
         op_fwd_sr[i] += sr;
         stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
+        if (pin) {
+          pin->fwd_send_bytes = local;
+          pin->fwd_send_s = sr;
+        }
       }
       if (differentiable(tensor) && grad_charged[i * kMaxOpInputs + k]) {
         int gfrom = state(table, sig.in_grad[k], "op " + op.name + " gradient");
         int gto = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
         op_bwd_box[i] += table.time_s(gfrom, gto);
         table.tally(gfrom, gto, stage_mb[stage]);
+        if (pin && gfrom != gto) pin->bwd = table.path(gfrom, gto);
         if (cross) {
           double local = local_bytes(sig.in_grad[k], sbp_shape.data(), bytes_mb[t]);
           double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
           op_bwd_sr[i] += sr;
           stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
+          if (pin) {
+            pin->bwd_send = true;
+            pin->bwd_send_bytes = local;
+            pin->bwd_send_s = sr;
+          }
         }
       }
     }
@@ -343,7 +408,8 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     }
     std::stable_sort(uniq.begin(), uniq.end(), [](const GradSync& a, const GradSync& b) { return a.ready_s < b.ready_s; });
     double sync_total = 0;
-    double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], sbp_mesh, stage_once[s], sync_total);
+    double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], sbp_mesh, stage_once[s], sync_total,
+                                  plan ? &plan->buckets[s] : nullptr);
     r.grad_sync_exposed_s = std::max(r.grad_sync_exposed_s, exposed);
     r.grad_sync_s = std::max(r.grad_sync_s, sync_total);
     for (const GradSync& g : uniq) r.per_op[g.op].grad_sync_s += g.table->time_s(g.from, g.to);
@@ -445,7 +511,11 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   const double T = t_fwd[slow] + t_bwd[slow];
   r.stage_time_s = T;
   double opt_step = 0;
-  for (int s = 0; s < S; ++s) opt_step = std::max(opt_step, optimizer_step_s(cluster.gpu, local_params[s], train_dtype));
+  for (int s = 0; s < S; ++s) {
+    const double step = optimizer_step_s(cluster.gpu, local_params[s], train_dtype);
+    opt_step = std::max(opt_step, step);
+    if (plan) plan->optimizer_s[s] = step;
+  }
   if (S > 1) {
     r.bubble_s = (S - 1.0) / (scheme.schedule == PipelineSchedule::interleaved ? v : 1) * T;
   }

@@ -68,7 +68,7 @@ class Executor {
     g.hosts.reserve(t.devices.size());
     for (int d : t.devices) g.hosts.push_back(plat_.gpus[static_cast<size_t>(d)]);
     g.local_size = ranks_per_node(t.devices, plat_.gpus_per_node);
-    g.nic_channels = plat_.nics_per_node;
+    g.nic_channels = t.channels > 0 ? t.channels : plat_.nics_per_node;
     return g;
   }
 

@@ -98,11 +98,25 @@ TaskId Program::add(Task t) {
     if (!seen.insert(d).second) throw bad("device " + std::to_string(d) + " listed twice");
   }
   if (!(t.flops >= 0) || !(t.seconds >= 0) || !(t.bytes >= 0)) throw bad("negative or NaN amount");
+  if (t.channels < 0) throw bad("negative channel count");
   for (TaskId d : t.deps)
     if (d < 0 || d >= id) throw bad("dependency " + std::to_string(d) + " is not an earlier task");
   for (int d : t.devices) per_stream_[static_cast<size_t>(stream_index(d, t.stream))].push_back(id);
   tasks_.push_back(std::move(t));
   return id;
+}
+
+void Program::set_stream_name(int stream, std::string name) {
+  if (stream < 0 || stream >= streams_)
+    throw InputError("program", "stream " + std::to_string(stream), "outside 0.." + std::to_string(streams_ - 1));
+  stream_names_.resize(static_cast<size_t>(streams_));
+  stream_names_[static_cast<size_t>(stream)] = std::move(name);
+}
+
+std::string Program::stream_name(int stream) const {
+  if (stream >= 0 && static_cast<size_t>(stream) < stream_names_.size() && !stream_names_[static_cast<size_t>(stream)].empty())
+    return stream_names_[static_cast<size_t>(stream)];
+  return stream == kComputeStream ? "compute" : stream == kCommStream ? "comm" : "stream " + std::to_string(stream);
 }
 
 TaskId Program::last_on(int device, int stream) const {

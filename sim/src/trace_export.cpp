@@ -29,8 +29,7 @@ traces::ChromeTrace to_chrome_trace(const Program& p, const SimResult& r, const 
     tr.process_names[pid_of(d)] = "node " + std::to_string(pid_of(d));
     for (int s = 0; s < streams; ++s) {
       if (p.stream_tasks(d, s).empty()) continue;
-      std::string sname = s == kComputeStream ? "compute" : s == kCommStream ? "comm" : "stream " + std::to_string(s);
-      tr.thread_names[{pid_of(d), tid_of(d, s)}] = "gpu " + std::to_string(d) + " " + sname;
+      tr.thread_names[{pid_of(d), tid_of(d, s)}] = "gpu " + std::to_string(d) + " " + p.stream_name(s);
     }
   }
   tr.spans.reserve(p.size());

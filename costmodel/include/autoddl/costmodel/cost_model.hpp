@@ -9,6 +9,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_report.hpp"
 #include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/iteration_plan.hpp"
 #include "autoddl/costmodel/scheme.hpp"
 
 namespace autoddl::costmodel {
@@ -16,6 +17,9 @@ namespace autoddl::costmodel {
 // Throws InputError("scheme", "<field>", reason) when the scheme does not fit the graph or the
 // mesh (wrong sizes, a split that does not divide a micro-batch shape).
 CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme);
+// The same, also recording in `plan` (when not null) every item it priced, for replays.
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
+                    IterationPlan* plan);
 
 // The shape a tensor has in one micro-batch: batch-major activations and inputs have axis 0
 // divided by m (the zoo's and the graph JSON's convention); parameters keep theirs.

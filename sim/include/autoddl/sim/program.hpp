@@ -48,6 +48,10 @@ struct Task {
   CollectiveKind collective = CollectiveKind::all_reduce;
   CollectiveAlgo algo = CollectiveAlgo::ring;
   double bytes = 0;
+  // collective: flows per node-crossing ring edge (NCCL channels, one NIC each); 0 = the
+  // node's NIC count. A lowering whose groups share a node's NICs (g groups of a mesh dim run
+  // at once) gives each nics/g, as costmodel's mesh tiers assume, with g times fewer flows.
+  int channels = 0;
   // Tasks that must finish first (any device, any stream); always earlier ids.
   std::vector<TaskId> deps;
   // Free-form labels kept for traces and reports: micro-batch and pipeline stage, -1 if none.
@@ -97,12 +101,17 @@ class Program {
   }
   // The last task added to a stream, or -1: handy for "after whatever ran before" deps.
   TaskId last_on(int device, int stream) const;
+  // What a stream index is for, as traces name it: "compute" and "comm" unless renamed
+  // (e.g. "grad sync", "pipeline 0"), else "stream <i>".
+  void set_stream_name(int stream, std::string name);
+  std::string stream_name(int stream) const;
 
  private:
   int devices_;
   int streams_;
   std::vector<Task> tasks_;
   std::vector<std::vector<TaskId>> per_stream_;
+  std::vector<std::string> stream_names_;
 };
 
 }  // namespace autoddl::sim

@@ -1,0 +1,74 @@
+// IterationPlan: what evaluate() priced, item by item, for a consumer that replays the
+// iteration instead of summing it (the simulator's lowering in sim/). It holds the per-op
+// compute of one micro-batch, every boxing path as its collective steps, the stage-boundary
+// sends, the gradient-sync buckets as evaluate fused them, and the optimizer step per stage,
+// so a replay executes exactly the work the analytical model charged and copies no formula.
+#pragma once
+#include <vector>
+
+#include "autoddl/costmodel/boxing.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/scheme.hpp"
+
+namespace autoddl::costmodel {
+
+enum class InputRole : uint8_t { activation, parameter, graph_input };
+
+// One input of an op, per micro-batch and device. Activations: `fwd` converts the producer's
+// output SBP into this op's input SBP, `bwd` converts this op's input gradient into the SBP the
+// producer's backward needs (empty when another reader of the tensor is charged: gradients
+// that share an SBP are summed locally and boxed once). Parameters: `fwd` gathers the stored
+// SBP into the used one (ZeRO-3), `bwd` gathers again before backward (regather_in_backward).
+// Graph inputs cost nothing. Steps are over the SBP mesh (IterationPlan::sbp_mesh).
+struct PlannedInput {
+  InputRole role = InputRole::graph_input;
+  int tensor = -1;
+  int producer = -1;  // activations: the op that writes the tensor
+  std::vector<BoxingStep> fwd, bwd;
+  // The producer sits on another pipeline stage: each device sends its local piece
+  // (fwd: producer's output SBP; bwd: this op's input-gradient SBP, when charged).
+  bool cross_stage = false;
+  double fwd_send_bytes = 0, fwd_send_s = 0;
+  double bwd_send_bytes = 0, bwd_send_s = 0;
+  bool bwd_send = false;
+};
+
+struct PlannedOp {
+  int stage = 0;
+  int chunk = 0;  // the scheme's op_chunk (stage = chunk % stages), 0 without a pipeline
+  // Seconds of one micro-batch on one device (kernel_time_s); bwd_s excludes recompute_s,
+  // the forward recomputed before backward (recompute full, or selective on attention).
+  double fwd_s = 0, bwd_s = 0, recompute_s = 0;
+  std::vector<PlannedInput> inputs;  // one per op input, in order
+};
+
+// A parameter gradient in a bucket: the tensor, the op whose backward (in the last
+// micro-batch) makes it ready, and its logical bytes.
+struct PlannedGradient {
+  int tensor = -1;
+  int op = -1;
+  double bytes = 0;
+};
+
+// Gradients fused into one sync (DDP buckets): their paths have the same steps (mesh dims and
+// kinds), so the bucket runs those steps once on the summed bytes (time_s of the sum).
+struct PlannedBucket {
+  std::vector<PlannedGradient> grads;
+  std::vector<BoxingStep> steps;
+};
+
+struct IterationPlan {
+  DeviceMesh mesh;           // the whole mesh, pipeline dim included
+  int pipeline_dim = -1;     // -1: no pipeline
+  DeviceMesh sbp_mesh;       // the mesh without the pipeline dim (one size-1 dim if empty)
+  std::vector<int> sbp_dim_of_mesh;  // per mesh dim: its SBP dim, -1 for the pipeline dim
+  int stages = 1, micro_batches = 1, virtual_stages = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  LinkTier pipeline_tier;    // α-β of a stage-boundary send
+  std::vector<PlannedOp> ops;                      // per graph op
+  std::vector<std::vector<PlannedBucket>> buckets;  // per stage, in the order they sync
+  std::vector<double> optimizer_s;                 // per stage: the optimizer step
+};
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,643 @@
+// Scheme → Program (see lowering.hpp). evaluate() fills an IterationPlan; this file replays it:
+// each stage walks its schedule's units, and each unit emits, per computing device of the
+// stage, the same ops (SPMD), so per-device bookkeeping is only "the last compute" and "what
+// the next compute must wait for". Units are emitted by sweeping the stages and emitting every
+// unit whose inputs (sends from other stages) already exist, so dependencies always point to
+// earlier tasks; a stream's order is its stage's schedule order. (One class of ~600 lines: every
+// emission step reads and updates the same per-stage state, so splitting it would only add a header.)
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/sim/lowering.hpp"
+#include "placement.hpp"
+#include "schedule.hpp"
+
+namespace autoddl::sim {
+
+using costmodel::BoxingStep;
+using costmodel::InputRole;
+using costmodel::IterationPlan;
+using costmodel::PlannedInput;
+using costmodel::PlannedOp;
+
+std::string_view lowering_mode_name(LoweringMode m) {
+  switch (m) {
+    case LoweringMode::automatic: return "auto";
+    case LoweringMode::on: return "on";
+    case LoweringMode::off: return "off";
+  }
+  return "auto";
+}
+
+bool parse_lowering_mode(std::string_view text, LoweringMode& out) {
+  if (text == "auto") out = LoweringMode::automatic;
+  else if (text == "on") out = LoweringMode::on;
+  else if (text == "off") out = LoweringMode::off;
+  else return false;
+  return true;
+}
+
+int LoweredProgram::computing_devices() const {
+  return static_cast<int>(std::count(computes.begin(), computes.end(), 1));
+}
+
+namespace lowering {
+namespace {
+
+struct Edge {
+  int op;  // the consumer
+  int k;   // its input slot
+};
+
+// The algorithm a boxing step runs: costmodel prices every step as a ring on its mesh dim
+// (all-to-all as pairwise exchanges), so the simulator runs the same.
+CollectiveAlgo step_algo(costmodel::CollectiveKind kind) {
+  return kind == costmodel::CollectiveKind::all_to_all ? CollectiveAlgo::direct : CollectiveAlgo::ring;
+}
+
+class Lowerer {
+ public:
+  Lowerer(const costmodel::Graph& g, const costmodel::Scheme& scheme, const costmodel::ClusterSpec& cluster,
+          const IterationPlan& plan, const LoweringOptions& opt, LoweredProgram& out)
+      : g_(g), plan_(plan), pl_(plan), out_(out) {
+    S_ = plan.stages;
+    m_ = plan.micro_batches;
+    n_ops_ = static_cast<int>(plan.ops.size());
+    index_chunks();
+    oversubscribed_ = cluster.nodes > 1 && cluster.inter.topology == "fat-tree" && cluster.inter.oversubscription > 1;
+    choose_fold_and_merge(scheme, cluster.gpus_per_node, opt);
+    choose_channels(cluster.inter.nics_per_node);
+    color_pipeline_links();
+  }
+
+  void run() {
+    out_.program = Program(pl_.devices(), kFirstPipelineStream + links_colors_);
+    prog_ = &out_.program;
+    prog_->set_stream_name(kBoxingStream, "boxing");
+    prog_->set_stream_name(kGradSyncStream, "grad sync");
+    for (int c = 0; c < links_colors_; ++c) prog_->set_stream_name(kFirstPipelineStream + c, "pipeline " + std::to_string(c));
+    out_.device_stage.assign(static_cast<size_t>(pl_.devices()), 0);
+    out_.computes.assign(static_cast<size_t>(pl_.devices()), 0);
+    for (int s = 0; s < S_; ++s) {
+      for (int pos = 0; pos < pl_.positions(); ++pos) {
+        out_.device_stage[static_cast<size_t>(pl_.device(s, pos))] = s;
+        out_.computes[static_cast<size_t>(pl_.device(s, pos))] = active_[static_cast<size_t>(pos)];
+      }
+    }
+    state_.assign(static_cast<size_t>(S_), StageState{});
+    for (StageState& st : state_) {
+      st.last_compute.assign(active_pos_.size(), -1);
+      st.pending.assign(active_pos_.size(), {});
+    }
+    emit_units();
+    emit_buckets();
+    emit_optimizer();
+  }
+
+ private:
+  struct Segment {
+    bool open = false;
+    double seconds = 0;
+    Phase phase = Phase::none;
+    int micro_batch = -1;
+    int first_op = -1, last_op = -1, ops = 0;
+    std::vector<int> record;  // ops whose gradients a bucket waits for
+  };
+  struct StageState {
+    std::vector<TaskId> last_compute;          // per computing position
+    std::vector<std::vector<TaskId>> pending;  // what the next compute waits for
+    Segment seg;
+  };
+
+  // ---- static structure --------------------------------------------------------------
+
+  void index_chunks() {
+    op_chunk_.assign(static_cast<size_t>(n_ops_), 0);
+    int chunks = 1;
+    for (int i = 0; i < n_ops_; ++i) {
+      op_chunk_[static_cast<size_t>(i)] = S_ > 1 ? plan_.ops[static_cast<size_t>(i)].chunk : 0;
+      chunks = std::max(chunks, op_chunk_[static_cast<size_t>(i)] + 1);
+    }
+    v_ = (chunks + S_ - 1) / S_;
+    C_ = v_ * S_;
+    chunk_ops_.assign(static_cast<size_t>(C_), {});
+    fwd_in_.assign(static_cast<size_t>(C_), {});
+    bwd_in_.assign(static_cast<size_t>(C_), {});
+    cross_consumers_.assign(static_cast<size_t>(n_ops_), {});
+    bucket_op_.assign(static_cast<size_t>(n_ops_), 0);
+    for (int i = 0; i < n_ops_; ++i) {
+      const int c = op_chunk_[static_cast<size_t>(i)];
+      chunk_ops_[static_cast<size_t>(c)].push_back(i);
+      const PlannedOp& po = plan_.ops[static_cast<size_t>(i)];
+      for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
+        const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
+        if (in.role != InputRole::activation) continue;
+        const int pc = op_chunk_[static_cast<size_t>(in.producer)];
+        if (pc != c) {
+          add_unique(fwd_in_[static_cast<size_t>(c)], pc);
+          add_unique(bwd_in_[static_cast<size_t>(pc)], c);
+        }
+        if (in.cross_stage) cross_consumers_[static_cast<size_t>(in.producer)].push_back({i, k});
+      }
+    }
+    for (const auto& stage_buckets : plan_.buckets)
+      for (const auto& b : stage_buckets)
+        for (const auto& gr : b.grads) bucket_op_[static_cast<size_t>(gr.op)] = 1;
+    order_.resize(static_cast<size_t>(S_));
+    last_bwd_mb_.assign(static_cast<size_t>(C_), -1);
+    for (int s = 0; s < S_; ++s) {
+      order_[static_cast<size_t>(s)] = lowering::stage_schedule(plan_.schedule, S_, v_, s, m_);
+      for (const WorkUnit& u : order_[static_cast<size_t>(s)])
+        if (!u.forward) last_bwd_mb_[static_cast<size_t>(u.chunk)] = u.micro_batch;
+    }
+  }
+
+  static void add_unique(std::vector<int>& v, int x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  }
+
+  // Data-parallel dims whose replicas sit on different nodes (every parameter used broadcast
+  // on the dim, and its GPU stride a multiple of the node size) can be folded: only the
+  // positions with coordinate 0 on them compute; the others ("mirrors") join the collectives
+  // that span a folded dim (boxing on it, and gradient sync), which their representative's
+  // tasks release. Under SPMD every position of a stage runs the same ops at the same time,
+  // so the representative's timing is unchanged. A fold drops the mirrors' own traffic on the
+  // other dims (their boxing and pipeline sends): it stays on their own nodes, so it shares
+  // no NIC or port with the computing devices' traffic, only fabric links.
+  void choose_fold_and_merge(const costmodel::Scheme& scheme, int gpus_per_node, const LoweringOptions& opt) {
+    const int nd = pl_.sbp_dims();
+    std::vector<char> data(static_cast<size_t>(nd), 0);
+    for (int d = 0; d < plan_.mesh.ndims(); ++d) {
+      const int sd = plan_.sbp_dim_of_mesh[static_cast<size_t>(d)];
+      const costmodel::MeshDim& md = plan_.mesh.dims[static_cast<size_t>(d)];
+      if (sd >= 0) data[static_cast<size_t>(sd)] = md.size > 1 && md.stride % gpus_per_node == 0;
+    }
+    size_t per_op_tasks = 0;
+    for (int i = 0; i < n_ops_; ++i) {
+      const PlannedOp& po = plan_.ops[static_cast<size_t>(i)];
+      per_op_tasks += po.recompute_s > 0 ? 3 : 2;
+      for (size_t k = 0; k < po.inputs.size(); ++k) {
+        if (po.inputs[k].role != InputRole::parameter) continue;
+        const costmodel::NdSbp& use = scheme.op_sigs[static_cast<size_t>(i)].in[k];
+        for (int d = 0; d < nd && d < use.ndims; ++d)
+          if (!use.dims[static_cast<size_t>(d)].is_broadcast()) data[static_cast<size_t>(d)] = 0;
+      }
+    }
+    int replicas = 1;
+    for (int d = 0; d < nd; ++d)
+      if (data[static_cast<size_t>(d)]) replicas *= pl_.size(d);
+    const size_t all_tasks = per_op_tasks * static_cast<size_t>(m_) * static_cast<size_t>(pl_.positions());
+    // Automatic folding keeps the other replicas' traffic where the fabric can be contended.
+    bool fold = opt.fold_replicas == LoweringMode::on ||
+                (opt.fold_replicas == LoweringMode::automatic && all_tasks > opt.max_tasks && !oversubscribed_);
+    if (replicas == 1) fold = false;
+    const size_t tasks = fold ? all_tasks / static_cast<size_t>(replicas) : all_tasks;
+    merge_ = opt.merge_compute == LoweringMode::on ||
+             (opt.merge_compute == LoweringMode::automatic && tasks > opt.max_tasks);
+    out_.merged = merge_;
+    out_.replicas_folded = fold ? replicas : 1;
+    folded_.assign(static_cast<size_t>(nd), 0);
+    if (fold) {
+      folded_ = data;
+      for (int d = 0; d < plan_.mesh.ndims(); ++d) {
+        const int sd = plan_.sbp_dim_of_mesh[static_cast<size_t>(d)];
+        if (sd >= 0 && folded_[static_cast<size_t>(sd)]) out_.folded_mesh_dims.push_back(d);
+      }
+    }
+    active_.assign(static_cast<size_t>(pl_.positions()), 1);
+    index_.assign(static_cast<size_t>(pl_.positions()), -1);
+    rep_index_.assign(static_cast<size_t>(pl_.positions()), -1);
+    for (int pos = 0; pos < pl_.positions(); ++pos) {
+      int rep = pos;
+      for (int d = 0; d < nd; ++d)
+        if (folded_[static_cast<size_t>(d)]) rep = pl_.with_coord(rep, d, 0);
+      active_[static_cast<size_t>(pos)] = rep == pos;
+      if (rep == pos) {
+        index_[static_cast<size_t>(pos)] = static_cast<int>(active_pos_.size());
+        active_pos_.push_back(pos);
+      }
+    }
+    for (int pos = 0; pos < pl_.positions(); ++pos) {
+      int rep = pos;
+      for (int d = 0; d < nd; ++d)
+        if (folded_[static_cast<size_t>(d)]) rep = pl_.with_coord(rep, d, 0);
+      rep_index_[static_cast<size_t>(pos)] = index_[static_cast<size_t>(rep)];
+    }
+    // Boxing groups per SBP dim: among computing positions, or, on a folded dim, every group
+    // (mirrors differing in another folded dim do the same step at the same time, and their
+    // groups may share NICs with the representative's).
+    const std::vector<char> all(static_cast<size_t>(pl_.positions()), 1);
+    boxing_groups_.resize(static_cast<size_t>(nd));
+    for (int d = 0; d < nd; ++d) boxing_groups_[static_cast<size_t>(d)] = pl_.groups(d, folded_[static_cast<size_t>(d)] ? all : active_);
+  }
+
+  // Flows per node-crossing ring edge of a collective on each SBP dim: the groups_per_node
+  // groups of a dim that crosses nodes run at once (SPMD) and share the node's NICs, so each
+  // gets nics/groups channels: the bandwidth costmodel's mesh tier gives it, with fewer flows.
+  void choose_channels(int nics) {
+    channels_.assign(static_cast<size_t>(pl_.sbp_dims()), 0);
+    for (int d = 0; d < plan_.mesh.ndims(); ++d) {
+      const int sd = plan_.sbp_dim_of_mesh[static_cast<size_t>(d)];
+      const costmodel::MeshDim& md = plan_.mesh.dims[static_cast<size_t>(d)];
+      if (sd >= 0 && md.crosses_nodes)
+        channels_[static_cast<size_t>(sd)] = std::max(1, (nics + md.groups_per_node - 1) / md.groups_per_node);
+    }
+  }
+
+  // Each (from stage, to stage) direction of pipeline traffic gets a stream; directions that
+  // share a stage get different streams, so no send queues behind another link's.
+  void color_pipeline_links() {
+    std::vector<std::pair<int, int>> pairs;
+    for (int i = 0; i < n_ops_; ++i) {
+      const PlannedOp& po = plan_.ops[static_cast<size_t>(i)];
+      for (const PlannedInput& in : po.inputs) {
+        if (!in.cross_stage) continue;
+        const int from = plan_.ops[static_cast<size_t>(in.producer)].stage;
+        pairs.emplace_back(from, po.stage);
+        if (in.bwd_send) pairs.emplace_back(po.stage, from);
+      }
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    links_colors_ = 0;
+    auto clashes = [&](const std::pair<int, int>& p, int color) {
+      for (const auto& [q, c] : link_color_) {
+        const bool share = q.first == p.first || q.first == p.second || q.second == p.first || q.second == p.second;
+        if (share && c == color) return true;
+      }
+      return false;
+    };
+    for (const auto& p : pairs) {
+      int color = 0;
+      while (clashes(p, color)) ++color;
+      link_color_.emplace_back(p, color);
+      links_colors_ = std::max(links_colors_, color + 1);
+    }
+  }
+
+  int link_stream(int from, int to) const {
+    for (const auto& [q, c] : link_color_)
+      if (q.first == from && q.second == to) return kFirstPipelineStream + c;
+    AUTODDL_CHECK(false) << "no pipeline stream for stages " << from << " -> " << to;
+    return -1;
+  }
+
+  // ---- emission helpers --------------------------------------------------------------
+
+  int device(int stage, int ai) const { return pl_.device(stage, active_pos_[static_cast<size_t>(ai)]); }
+
+  TaskId add(Task t, double expected_s) {
+    const TaskId id = prog_->add(std::move(t));
+    out_.expected_s.push_back(expected_s);
+    return id;
+  }
+
+  static std::vector<TaskId> unique(std::vector<TaskId> v) {
+    v.erase(std::remove(v.begin(), v.end(), -1), v.end());
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  }
+
+  void flush(int s) {
+    StageState& st = state_[static_cast<size_t>(s)];
+    Segment& seg = st.seg;
+    if (!seg.open) return;
+    std::string name = g_.ops[static_cast<size_t>(seg.first_op)].name;
+    if (seg.ops > 1) name += " .. " + g_.ops[static_cast<size_t>(seg.last_op)].name;
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+      Task t;
+      t.kind = TaskKind::compute;
+      t.phase = seg.phase;
+      t.stream = kComputeStream;
+      t.name = name;
+      t.devices = {device(s, static_cast<int>(ai))};
+      t.seconds = seg.seconds;
+      t.deps = unique(std::move(st.pending[ai]));
+      st.pending[ai].clear();
+      t.micro_batch = seg.micro_batch;
+      t.stage = s;
+      const TaskId id = add(std::move(t), seg.seconds);
+      st.last_compute[ai] = id;
+      for (int op : seg.record) op_task_[static_cast<size_t>(op)][ai] = id;
+    }
+    seg = Segment{};
+  }
+
+  void compute(int s, int op, double seconds, Phase phase, int mb, bool record) {
+    Segment& seg = state_[static_cast<size_t>(s)].seg;
+    // Runs merge only within one phase (recompute joins its backward).
+    const Phase as = merge_ && phase == Phase::recompute ? Phase::backward : phase;
+    if (seg.open && seg.phase != as) flush(s);
+    if (!seg.open) {
+      seg.open = true;
+      seg.phase = as;
+      seg.micro_batch = mb;
+      seg.first_op = op;
+    }
+    seg.seconds += seconds;
+    seg.last_op = op;
+    ++seg.ops;
+    if (record) {
+      if (op_task_.empty()) op_task_.assign(static_cast<size_t>(n_ops_), {});
+      op_task_[static_cast<size_t>(op)].assign(active_pos_.size(), -1);
+      seg.record.push_back(op);
+    }
+    if (!merge_) flush(s);
+  }
+
+  // The next compute of every computing device of stage s waits for `tasks` (one per device).
+  void wait_for(int s, const std::vector<TaskId>& tasks) {
+    flush(s);
+    StageState& st = state_[static_cast<size_t>(s)];
+    for (size_t ai = 0; ai < tasks.size(); ++ai) st.pending[ai].push_back(tasks[ai]);
+  }
+
+  // A boxing path on stage s: each step one collective per group of its dim, after the compute
+  // before it; the next compute waits for them. A mirror's part waits for its representative.
+  void boxing(int s, const std::vector<BoxingStep>& steps, const std::string& name, int mb) {
+    if (steps.empty()) return;
+    flush(s);
+    StageState& st = state_[static_cast<size_t>(s)];
+    std::vector<std::pair<int, TaskId>> added;  // (computing index, task): pending after the step
+    for (const BoxingStep& step : steps) {
+      added.clear();
+      for (const std::vector<int>& grp : boxing_groups_[static_cast<size_t>(step.dim)]) {
+        Task t;
+        t.kind = TaskKind::collective;
+        t.phase = Phase::boxing;
+        t.stream = kBoxingStream;
+        t.name = name;
+        t.collective = step.kind;
+        t.algo = step_algo(step.kind);
+        t.bytes = step.bytes;
+        t.channels = channels_[static_cast<size_t>(step.dim)];
+        t.micro_batch = mb;
+        t.stage = s;
+        for (int pos : grp) {
+          t.devices.push_back(pl_.device(s, pos));
+          const int ai = rep_index_[static_cast<size_t>(pos)];  // itself, or a mirror's representative
+          t.deps.push_back(st.last_compute[static_cast<size_t>(ai)]);
+          const auto& p = st.pending[static_cast<size_t>(ai)];
+          t.deps.insert(t.deps.end(), p.begin(), p.end());
+        }
+        t.deps = unique(std::move(t.deps));
+        const TaskId id = add(std::move(t), step.time_s);
+        for (int pos : grp)
+          if (index_[static_cast<size_t>(pos)] >= 0) added.emplace_back(index_[static_cast<size_t>(pos)], id);
+      }
+      for (const auto& [ai, id] : added) st.pending[static_cast<size_t>(ai)].push_back(id);
+    }
+  }
+
+  // Per computing position, a send of `bytes` from stage `from` to stage `to` after what
+  // stage `from` has done so far (its last compute and the collectives since).
+  std::vector<TaskId> send(int from, int to, double bytes, double expected_s, const std::string& name, int mb,
+                           int label_stage) {
+    flush(from);
+    const StageState& st = state_[static_cast<size_t>(from)];
+    std::vector<TaskId> ids(active_pos_.size());
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+      Task t;
+      t.kind = TaskKind::collective;
+      t.phase = Phase::pipeline;
+      t.stream = link_stream(from, to);
+      t.name = name;
+      t.collective = costmodel::CollectiveKind::send_recv;
+      t.algo = CollectiveAlgo::direct;
+      t.bytes = bytes;
+      t.devices = {device(from, static_cast<int>(ai)), device(to, static_cast<int>(ai))};
+      t.deps = st.pending[ai];
+      t.deps.push_back(st.last_compute[ai]);
+      t.deps = unique(std::move(t.deps));
+      t.micro_batch = mb;
+      t.stage = label_stage;
+      ids[ai] = add(std::move(t), expected_s);
+    }
+    return ids;
+  }
+
+  uint64_t key(bool forward, int op, int k, int mb) const {
+    return ((static_cast<uint64_t>(op) * costmodel::kMaxOpInputs + static_cast<uint64_t>(k)) *
+                static_cast<uint64_t>(m_) + static_cast<uint64_t>(mb)) * 2 + (forward ? 1 : 0);
+  }
+
+  std::vector<TaskId> take_sent(bool forward, int op, int k, int mb) {
+    auto it = sent_.find(key(forward, op, k, mb));
+    AUTODDL_CHECK(it != sent_.end()) << "pipeline send of op " << op << " input " << k << " micro-batch " << mb
+                                     << " not emitted before its receiver";
+    std::vector<TaskId> v = std::move(it->second);
+    sent_.erase(it);
+    return v;
+  }
+
+  const std::string& tensor_name(int t) const { return g_.tensors[static_cast<size_t>(t)].name; }
+
+  // ---- units ----------------------------------------------------------------------------
+
+  void forward_unit(int s, int c, int mb) {
+    for (int op : chunk_ops_[static_cast<size_t>(c)]) {
+      const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
+      for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
+        const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
+        if (in.role == InputRole::parameter) {
+          boxing(s, in.fwd, "gather " + tensor_name(in.tensor), mb);
+        } else if (in.role == InputRole::activation) {
+          if (in.cross_stage) wait_for(s, take_sent(true, op, k, mb));
+          boxing(s, in.fwd, tensor_name(in.tensor), mb);
+        }
+      }
+      compute(s, op, po.fwd_s, Phase::forward, mb, false);
+      for (const Edge& e : cross_consumers_[static_cast<size_t>(op)]) {
+        const PlannedOp& consumer = plan_.ops[static_cast<size_t>(e.op)];
+        const PlannedInput& in = consumer.inputs[static_cast<size_t>(e.k)];
+        sent_[key(true, e.op, e.k, mb)] =
+            send(s, consumer.stage, in.fwd_send_bytes, in.fwd_send_s, tensor_name(in.tensor), mb, consumer.stage);
+      }
+    }
+    flush(s);
+  }
+
+  void backward_unit(int s, int c, int mb) {
+    const bool last = last_bwd_mb_[static_cast<size_t>(c)] == mb;
+    const auto& ops = chunk_ops_[static_cast<size_t>(c)];
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      const int op = *it;
+      const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
+      for (const Edge& e : cross_consumers_[static_cast<size_t>(op)]) {
+        if (plan_.ops[static_cast<size_t>(e.op)].inputs[static_cast<size_t>(e.k)].bwd_send)
+          wait_for(s, take_sent(false, e.op, e.k, mb));
+      }
+      for (const PlannedInput& in : po.inputs)
+        if (in.role == InputRole::parameter) boxing(s, in.bwd, "regather " + tensor_name(in.tensor), mb);
+      if (po.recompute_s > 0) compute(s, op, po.recompute_s, Phase::recompute, mb, false);
+      const bool record = last && bucket_op_[static_cast<size_t>(op)];
+      compute(s, op, po.bwd_s, Phase::backward, mb, record);
+      if (record) flush(s);  // a bucket waits for exactly this op
+      for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
+        const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
+        if (in.role != InputRole::activation) continue;
+        boxing(s, in.bwd, "grad " + tensor_name(in.tensor), mb);
+        if (in.bwd_send) {
+          const int to = plan_.ops[static_cast<size_t>(in.producer)].stage;
+          sent_[key(false, op, k, mb)] =
+              send(s, to, in.bwd_send_bytes, in.bwd_send_s, "grad " + tensor_name(in.tensor), mb, s);
+        }
+      }
+    }
+    flush(s);
+  }
+
+  bool emitted(bool forward, int c, int mb) const {
+    return emitted_[(static_cast<size_t>(c) * static_cast<size_t>(m_) + static_cast<size_t>(mb)) * 2 + (forward ? 1 : 0)];
+  }
+
+  bool ready(const WorkUnit& u) const {
+    if (u.forward) {
+      for (int p : fwd_in_[static_cast<size_t>(u.chunk)])
+        if (!emitted(true, p, u.micro_batch)) return false;
+      return true;
+    }
+    if (!emitted(true, u.chunk, u.micro_batch)) return false;
+    for (int q : bwd_in_[static_cast<size_t>(u.chunk)])
+      if (!emitted(false, q, u.micro_batch)) return false;
+    return true;
+  }
+
+  void emit_units() {
+    emitted_.assign(static_cast<size_t>(C_) * static_cast<size_t>(m_) * 2, 0);
+    std::vector<size_t> next(static_cast<size_t>(S_), 0);
+    size_t remaining = 0;
+    for (const auto& o : order_) remaining += o.size();
+    while (remaining > 0) {
+      bool progress = false;
+      for (int s = 0; s < S_; ++s) {
+        const auto& order = order_[static_cast<size_t>(s)];
+        size_t& n = next[static_cast<size_t>(s)];
+        while (n < order.size() && ready(order[n])) {
+          const WorkUnit& u = order[n];
+          if (u.forward) forward_unit(s, u.chunk, u.micro_batch);
+          else backward_unit(s, u.chunk, u.micro_batch);
+          emitted_[(static_cast<size_t>(u.chunk) * static_cast<size_t>(m_) + static_cast<size_t>(u.micro_batch)) * 2 +
+                   (u.forward ? 1 : 0)] = 1;
+          ++n;
+          --remaining;
+          progress = true;
+        }
+      }
+      if (!progress) {
+        for (int s = 0; s < S_; ++s) {
+          const size_t n = next[static_cast<size_t>(s)];
+          if (n == order_[static_cast<size_t>(s)].size()) continue;
+          const WorkUnit& u = order_[static_cast<size_t>(s)][n];
+          throw InputError("scheme", "op_chunk",
+                           "the pipeline cannot be scheduled: stage " + std::to_string(s) + " waits to run the " +
+                               (u.forward ? "forward" : "backward") + " of chunk " + std::to_string(u.chunk) +
+                               " on micro-batch " + std::to_string(u.micro_batch) +
+                               " for a chunk it runs later (chunks must follow the op order)");
+        }
+      }
+    }
+  }
+
+  // ---- gradient sync and optimizer -----------------------------------------------------
+
+  void emit_buckets() {
+    const std::vector<char> all(static_cast<size_t>(pl_.positions()), 1);
+    for (int s = 0; s < S_; ++s) {
+      int n = 0;
+      for (const costmodel::PlannedBucket& b : plan_.buckets[static_cast<size_t>(s)]) {
+        const std::string name = "bucket " + std::to_string(n++);
+        for (size_t x = 0; x < b.steps.size(); ++x) {
+          const BoxingStep& step = b.steps[x];
+          for (const std::vector<int>& grp : pl_.groups(step.dim, all)) {
+            Task t;
+            t.kind = TaskKind::collective;
+            t.phase = Phase::grad_sync;
+            t.stream = kGradSyncStream;
+            t.name = name;
+            t.collective = step.kind;
+            t.algo = step_algo(step.kind);
+            t.bytes = step.bytes;
+            t.channels = channels_[static_cast<size_t>(step.dim)];
+            t.stage = s;
+            for (int pos : grp) {
+              t.devices.push_back(pl_.device(s, pos));
+              if (x > 0) continue;  // later steps follow the first on each device's stream
+              const int ai = rep_index_[static_cast<size_t>(pos)];
+              for (const costmodel::PlannedGradient& gr : b.grads)
+                t.deps.push_back(op_task_[static_cast<size_t>(gr.op)][static_cast<size_t>(ai)]);
+            }
+            t.deps = unique(std::move(t.deps));
+            add(std::move(t), step.time_s);
+          }
+        }
+      }
+    }
+  }
+
+  void emit_optimizer() {
+    for (int s = 0; s < S_; ++s) {
+      const double seconds = plan_.optimizer_s[static_cast<size_t>(s)];
+      if (seconds <= 0) continue;
+      for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+        const int dev = device(s, static_cast<int>(ai));
+        Task t;
+        t.kind = TaskKind::compute;
+        t.phase = Phase::optimizer;
+        t.name = "optimizer";
+        t.devices = {dev};
+        t.seconds = seconds;
+        t.stage = s;
+        const TaskId synced = prog_->last_on(dev, kGradSyncStream);
+        if (synced >= 0) t.deps = {synced};
+        add(std::move(t), seconds);
+      }
+    }
+  }
+
+  const costmodel::Graph& g_;
+  const IterationPlan& plan_;
+  lowering::Placement pl_;
+  LoweredProgram& out_;
+  Program* prog_ = nullptr;
+  int S_ = 1, m_ = 1, v_ = 1, C_ = 1, n_ops_ = 0;
+  bool merge_ = false;
+  bool oversubscribed_ = false;  // a fat tree whose leaves have less uplink than downlink
+  std::vector<int> op_chunk_;
+  std::vector<std::vector<int>> chunk_ops_, fwd_in_, bwd_in_;
+  std::vector<std::vector<Edge>> cross_consumers_;
+  std::vector<char> bucket_op_;
+  std::vector<std::vector<WorkUnit>> order_;
+  std::vector<int> last_bwd_mb_;
+  std::vector<char> active_;       // per position
+  std::vector<int> active_pos_;    // computing positions
+  std::vector<int> index_;         // per position: its computing index, -1 for a mirror
+  std::vector<int> rep_index_;     // per position: computing index of its representative
+  std::vector<char> folded_;       // per SBP dim
+  std::vector<int> channels_;      // per SBP dim: Task::channels of its collectives
+  std::vector<std::vector<std::vector<int>>> boxing_groups_;  // per SBP dim: groups of positions
+  std::vector<std::pair<std::pair<int, int>, int>> link_color_;
+  int links_colors_ = 0;
+  std::vector<StageState> state_;
+  std::unordered_map<uint64_t, std::vector<TaskId>> sent_;
+  std::vector<std::vector<TaskId>> op_task_;  // per op: the backward task a bucket waits for
+  std::vector<char> emitted_;
+};
+
+}  // namespace
+}  // namespace lowering
+
+LoweredProgram lower_scheme(const costmodel::Graph& graph, const costmodel::ClusterSpec& cluster,
+                            const costmodel::Scheme& scheme, const LoweringOptions& options) {
+  LoweredProgram out;
+  IterationPlan plan;
+  out.analytical = costmodel::evaluate(graph, cluster, scheme, &plan);
+  lowering::Lowerer(graph, scheme, cluster, plan, options, out).run();
+  return out;
+}
+
+}  // namespace autoddl::sim
