@@ -223,6 +223,29 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       }
     }
   }
+  // Likewise forward: a tensor is boxed once per stage and target SBP and the result shared by
+  // its readers there, and sent to another stage once, however many ops read it there.
+  std::vector<char> fwd_charged(static_cast<size_t>(n_ops) * kMaxOpInputs, 1);
+  std::vector<char> send_charged(static_cast<size_t>(n_ops) * kMaxOpInputs, 1);
+  {
+    std::vector<std::vector<std::pair<int, NdSbp>>> boxed(n_tensors);
+    std::vector<std::vector<int>> sent(n_tensors);
+    for (int i = 0; i < n_ops; ++i) {
+      const Op& op = graph.ops[i];
+      const int st = stage_of(i);
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const int t = op.inputs[k];
+        if (graph.tensors[t].producer < 0 || graph.tensors[t].role == TensorRole::parameter) continue;
+        const NdSbp& want = scheme.op_sigs[i].in[k];
+        bool dup = false;
+        for (const auto& [s2, w2] : boxed[t]) dup = dup || (s2 == st && w2 == want);
+        if (dup) fwd_charged[i * kMaxOpInputs + k] = 0;
+        else boxed[t].push_back({st, want});
+        if (std::find(sent[t].begin(), sent[t].end(), st) != sent[t].end()) send_charged[i * kMaxOpInputs + k] = 0;
+        else sent[t].push_back(st);
+      }
+    }
+  }
 
   BoxingCache cache(sbp_mesh);
   auto state = [&](const BoxingTable& table, const NdSbp& s, const std::string& what) {
@@ -333,18 +356,23 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       const BoxingTable& table = cache.get(shape_mb[t], bytes_mb[t]);
       int from = state(table, psig.out[o], "op " + graph.ops[j].name);
       int to = state(table, sig.in[k], "op " + op.name);
-      op_fwd_box[i] += table.time_s(from, to);
-      table.tally(from, to, stage_mb[stage]);
+      const bool box_here = fwd_charged[i * kMaxOpInputs + k] != 0;
+      if (box_here) {
+        op_fwd_box[i] += table.time_s(from, to);
+        table.tally(from, to, stage_mb[stage]);
+      }
       const bool cross = stage_of(j) != stage;
       PlannedInput* pin = pop ? &pop->inputs[k] : nullptr;
       if (pin) {
         pin->role = InputRole::activation;
         pin->tensor = t;
         pin->producer = j;
-        pin->cross_stage = cross;
-        if (from != to) pin->fwd = table.path(from, to);
+        // Only the reader that carries the stage's one send of this tensor is marked; later
+        // readers on that stage run after it and use the received copy.
+        pin->cross_stage = cross && send_charged[i * kMaxOpInputs + k];
+        if (from != to && box_here) pin->fwd = table.path(from, to);
       }
-      if (cross) {
+      if (cross && send_charged[i * kMaxOpInputs + k]) {
         double local = local_bytes(psig.out[o], sbp_shape.data(), bytes_mb[t]);
         double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
         op_fwd_sr[i] += sr;
@@ -360,7 +388,8 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         op_bwd_box[i] += table.time_s(gfrom, gto);
         table.tally(gfrom, gto, stage_mb[stage]);
         if (pin && gfrom != gto) pin->bwd = table.path(gfrom, gto);
-        if (cross) {
+        // The stage's gradients of this tensor are summed locally and sent back once.
+        if (cross && send_charged[i * kMaxOpInputs + k]) {
           double local = local_bytes(sig.in_grad[k], sbp_shape.data(), bytes_mb[t]);
           double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
           op_bwd_sr[i] += sr;

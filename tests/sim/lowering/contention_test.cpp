@@ -1,5 +1,5 @@
 // Where the analytical model assumes full bisection and the network has less, the simulation is
-// slower exactly there and the SimReport says so: on a 4:1 oversubscribed fat tree, a pipeline
+// slower exactly there and the SimReport says so: on an 8:1 oversubscribed fat tree, a pipeline
 // whose two stages sit on different leaves pushes every stage-boundary send through the leaf
 // uplinks, the sends take several times their α-β time, and the discrepancy names the send/recv
 // part and the fabric links they were contended on.
@@ -14,8 +14,8 @@ using namespace autoddl;
 
 TEST_CASE("on an oversubscribed fat tree the SimReport names the contended fabric links", "[sim][lowering]") {
   auto c = costmodel::resolve_cluster("dgx-a100", 32);  // two leaves of 16 nodes
-  c.inter.oversubscription = 4;
-  const auto g = costmodel::build_zoo_model("gpt", costmodel::parse_knob_list("layers=4,hidden=2048,heads=16,seq=2048,batch=256"));
+  c.inter.oversubscription = 8;
+  const auto g = costmodel::build_zoo_model("gpt", costmodel::parse_knob_list("layers=4,hidden=1024,heads=16,seq=2048,batch=256"));
   const auto s = costmodel::make_scheme("megatron:tp=8,pp=2,dp=16,mb=1", g, c, {});
   sim::SimOptions o;
   o.fidelity = sim::Fidelity::flow;
