@@ -178,7 +178,8 @@ Comparison compare_validation(const ValidationPlan& plan, const ValidationResult
   }
   if (!res.overlap_grad_sync) c.notes.push_back("gradient sync ran on the compute stream (no overlap)");
   if (plan.stages > 1) {
-    c.notes.push_back("pipeline stages ran in GPipe order (all forwards, then all backwards)");
+    c.notes.push_back("pipeline stages ran their schedule's order, transfers as blocking send/recv on the compute "
+                      "stream, one at a time");
   }
 
   // Per op: the ranks of the op's stage.

@@ -22,11 +22,13 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
 
 double optimizer_bytes_per_param(DType dtype) { return dtype_bytes(dtype) == 2 ? 12.0 : 8.0; }
 
+double optimizer_step_bytes(double local_params, DType dtype) {
+  return local_params * (3.0 * dtype_bytes(dtype) + 2 * optimizer_bytes_per_param(dtype));
+}
+
 double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype) {
   if (local_params <= 0) return 0;
-  // Read weight + grad + state, write weight + state.
-  double bytes = local_params * (2 * dtype_bytes(dtype) + dtype_bytes(dtype) +
-                                 2 * optimizer_bytes_per_param(dtype));
+  const double bytes = optimizer_step_bytes(local_params, dtype);
   double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
   return (hbm > 0 ? bytes / hbm : 0) + gpu.launch_overhead_s;
 }

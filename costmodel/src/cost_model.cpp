@@ -186,6 +186,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     plan->ops.resize(n_ops);
     plan->buckets.resize(S);
     plan->optimizer_s.assign(S, 0);
+    plan->optimizer_params.assign(S, 0);
   }
 
   // Micro-batch shapes and bytes.
@@ -277,6 +278,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       break;
     }
   }
+  if (plan) plan->train_dtype = train_dtype;
   // Backward timeline of the last micro-batch per stage, for gradient-sync overlap.
   std::vector<std::vector<GradSync>> grads(S);
   std::vector<double> bwd_clock(S, 0);
@@ -301,8 +303,9 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops / m / split,
                                op.work.bwd_bytes / m / split, 2);
     double recompute = 0;
-    if (scheme.recompute == Recompute::full ||
-        (scheme.recompute == Recompute::selective && is_attention_core(graph, op))) {
+    const bool recompute_op = scheme.recompute == Recompute::full ||
+                              (scheme.recompute == Recompute::selective && is_attention_core(graph, op));
+    if (recompute_op) {
       recompute = fwd;
       bwd += fwd;
     }
@@ -315,6 +318,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       pop->fwd_s = fwd;
       pop->bwd_s = bwd - recompute;
       pop->recompute_s = recompute;
+      pop->recompute = recompute_op;
       pop->inputs.resize(sig.n_in);
     }
 
@@ -543,7 +547,10 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   for (int s = 0; s < S; ++s) {
     const double step = optimizer_step_s(cluster.gpu, local_params[s], train_dtype);
     opt_step = std::max(opt_step, step);
-    if (plan) plan->optimizer_s[s] = step;
+    if (plan) {
+      plan->optimizer_s[s] = step;
+      plan->optimizer_params[s] = local_params[s];
+    }
   }
   if (S > 1) {
     r.bubble_s = (S - 1.0) / (scheme.schedule == PipelineSchedule::interleaved ? v : 1) * T;

@@ -193,6 +193,10 @@ int64_t Tensor::elements() const {
   return n;
 }
 
+bool Tensor::needs_gradient() const {
+  return role != TensorRole::input && (dtype == DType::fp32 || dtype == DType::fp16 || dtype == DType::bf16);
+}
+
 void Graph::finalize() {
   for (Tensor& t : tensors) t.producer = -1;
   Checker c{*this};

@@ -13,6 +13,7 @@
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/pipeline_schedule.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 
 using namespace autoddl::calib;
@@ -270,6 +271,99 @@ TEST_CASE("pipelines send and receive between stages in matching order", "[calib
       double got = sum_predicted(r, [](const PlanStep& s) { return !is_comm(s) && s.phase != StepPhase::optimizer; });
       CHECK(got == Approx(want).epsilon(1e-9));
     }
+  }
+}
+
+TEST_CASE("a tensor read by several ops of the next stage is sent once: steps per kind are the CostReport's "
+          "count_by_kind", "[calib][validation][pipeline]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  // The CostReport counts its slowest stage, and a transfer on the stage of the op reading the
+  // tensor (its forward recv and its gradient's send): with a 1024-word vocabulary that is
+  // stage 0 (no transfers counted), with 8192 words the lm_head makes it stage 1, the reader.
+  for (const char* vocab : {"1024", "8192"}) {
+    INFO("vocab " << vocab);
+    Graph g = build_zoo_model("gpt", {{"layers", "2"}, {"hidden", "256"}, {"heads", "8"}, {"seq", "128"},
+                                      {"vocab", vocab}, {"batch", "16"}});
+    PlanBuild b = make_validation_plan(g, c, make_scheme("megatron:tp=2,pp=2,dp=2,mb=2", g, c, {}));
+    const ValidationPlan& p = b.plan;
+    REQUIRE(p.stages == 2);
+    // The residual stream crosses the stage boundary and has several readers on stage 1.
+    std::map<int, int> readers;  // boundary tensor -> its readers on the next stage
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      for (int t : g.ops[i].inputs) {
+        const int j = g.tensors[t].producer;
+        if (j >= 0 && p.ops[j].stage == 0 && p.ops[i].stage == 1) ++readers[t];
+      }
+    }
+    int most = 0;
+    for (const auto& [t, n] : readers) most = std::max(most, n);
+    CHECK(most >= 2);
+    std::vector<double> stage_s(p.stages, 0);
+    for (const OpCostRow& o : b.report.per_op) stage_s[o.stage] += (o.compute_s + o.boxing_s) / p.micro_batches;
+    const int slow = static_cast<int>(std::max_element(stage_s.begin(), stage_s.end()) - stage_s.begin());
+    REQUIRE(stage_s[slow] == Approx(b.report.stage_time_s).epsilon(1e-9));
+    const double transfers = b.report.comm.count[static_cast<size_t>(CollectiveKind::send_recv)];
+    CHECK(transfers == (slow == 1 ? 2 * p.micro_batches * readers.size() : 0));
+    for (const RankProgram& r : p.ranks) {
+      INFO("rank " << r.rank);
+      std::map<std::string, double> count;
+      std::vector<double> comm(p.ops.size(), 0);
+      for (const PlanStep& s : r.steps) {
+        if (s.kind == StepKind::collective) count[s.collective] += 1;
+        if ((s.kind == StepKind::send || s.kind == StepKind::recv) && p.ops[s.op].stage == r.stage) {
+          count["send_recv"] += 1;
+        }
+        if (is_comm(s) && s.op >= 0 && p.ops[s.op].stage == r.stage) comm[s.op] += s.predicted_s;
+      }
+      // Per op: its boxing and transfers are the CostReport's per-op communication.
+      for (size_t i = 0; i < p.ops.size(); ++i) {
+        if (p.ops[i].stage == r.stage) CHECK(comm[i] == Approx(b.report.per_op[i].boxing_s).margin(1e-15));
+      }
+      if (r.stage != slow) continue;
+      for (const auto& [kind, n] : p.count_by_kind) {
+        INFO(kind);
+        CHECK(count[kind] == n);
+      }
+    }
+    CHECK(runs_to_the_end(p));
+  }
+}
+
+TEST_CASE("each stage runs its units in its pipeline schedule's order", "[calib][validation][pipeline]") {
+  ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  Graph g = tiny_gpt(16, 4);
+  for (const char* spec : {"megatron:tp=1,pp=4,dp=2,mb=4", "megatron:tp=2,pp=2,dp=2,mb=2,schedule=gpipe",
+                           "megatron:tp=1,pp=2,dp=4,mb=2,interleave=2", "megatron:tp=1,pp=2,dp=4,mb=1,interleave=2"}) {
+    INFO(spec);
+    Scheme sc = make_scheme(spec, g, c, {});
+    PlanBuild b = make_validation_plan(g, c, sc);
+    const ValidationPlan& p = b.plan;
+    int chunks = 1;
+    for (int ch : sc.op_chunk) chunks = std::max(chunks, ch + 1);
+    for (const RankProgram& r : p.ranks) {
+      INFO("rank " << r.rank);
+      // The rank's compute steps, one unit per run of the same pass, chunk and micro-batch.
+      std::vector<WorkUnit> units;
+      for (const PlanStep& s : r.steps) {
+        if (s.kind != StepKind::gemm && s.kind != StepKind::memory) continue;
+        if (s.phase != StepPhase::fwd && s.phase != StepPhase::bwd) continue;
+        WorkUnit u{sc.op_chunk[s.op], s.micro_batch, s.phase == StepPhase::fwd};
+        if (units.empty() || units.back().chunk != u.chunk || units.back().micro_batch != u.micro_batch ||
+            units.back().forward != u.forward) {
+          units.push_back(u);
+        }
+      }
+      const std::vector<WorkUnit> want =
+          stage_schedule(sc.schedule, p.stages, (chunks + p.stages - 1) / p.stages, r.stage, p.micro_batches);
+      REQUIRE(units.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        INFO("unit " << i);
+        CHECK(units[i].chunk == want[i].chunk);
+        CHECK(units[i].micro_batch == want[i].micro_batch);
+        CHECK(units[i].forward == want[i].forward);
+      }
+    }
+    CHECK(runs_to_the_end(p));
   }
 }
 

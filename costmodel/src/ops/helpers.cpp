@@ -74,10 +74,7 @@ void require_integer(const Graph& g, const Op& op, int i, const char* what) {
 
 bool is_float(DType t) { return t == DType::fp32 || t == DType::fp16 || t == DType::bf16; }
 
-bool needs_grad(const Graph& g, const Op& op, int i) {
-  const Tensor& t = input(g, op, i);
-  return t.role != TensorRole::input && is_float(t.dtype);
-}
+bool needs_grad(const Graph& g, const Op& op, int i) { return input(g, op, i).needs_gradient(); }
 
 double bytes_of(const Tensor& t) { return static_cast<double>(t.bytes()); }
 double elements_of(const Tensor& t) { return static_cast<double>(t.elements()); }

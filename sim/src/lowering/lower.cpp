@@ -11,9 +11,9 @@
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/pipeline_schedule.hpp"
 #include "autoddl/sim/lowering.hpp"
 #include "placement.hpp"
-#include "schedule.hpp"
 
 namespace autoddl::sim {
 
@@ -22,6 +22,7 @@ using costmodel::InputRole;
 using costmodel::IterationPlan;
 using costmodel::PlannedInput;
 using costmodel::PlannedOp;
+using costmodel::WorkUnit;
 
 std::string_view lowering_mode_name(LoweringMode m) {
   switch (m) {
@@ -149,7 +150,7 @@ class Lowerer {
     order_.resize(static_cast<size_t>(S_));
     last_bwd_mb_.assign(static_cast<size_t>(C_), -1);
     for (int s = 0; s < S_; ++s) {
-      order_[static_cast<size_t>(s)] = lowering::stage_schedule(plan_.schedule, S_, v_, s, m_);
+      order_[static_cast<size_t>(s)] = costmodel::stage_schedule(plan_.schedule, S_, v_, s, m_);
       for (const WorkUnit& u : order_[static_cast<size_t>(s)])
         if (!u.forward) last_bwd_mb_[static_cast<size_t>(u.chunk)] = u.micro_batch;
     }

@@ -3,9 +3,9 @@
 // local shapes the op's signature gives, memory-bound kernels with the model's local bytes,
 // NCCL collectives for every boxing step, pipeline send/recv), then the gradient-sync
 // buckets and the optimizer step, each with the seconds the cost model predicts for it.
-// It walks the scheme as costmodel::evaluate does, with the same functions (kernel_time_s,
-// BoxingTable paths, DeviceMesh::collective_time_s, DDP-style buckets), so a rank's predicted
-// steps add up to the CostReport's numbers; tests pin that.
+// It replays the IterationPlan that costmodel::evaluate records (as the simulator's lowering
+// does), so every step is one the model charged, and a rank's predicted steps add up to the
+// CostReport's numbers; tests pin that. Each stage's units run in its pipeline schedule's order.
 #pragma once
 #include "autoddl/calib/validation_format.hpp"
 #include "autoddl/costmodel/cluster.hpp"

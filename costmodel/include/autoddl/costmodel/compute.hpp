@@ -13,6 +13,8 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
 // Adam step over `local_params` parameters (memory-bound: reads and writes the weights,
 // gradients, master weights and both moments).
 double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype);
+// The bytes that step reads and writes: weight + gradient + state read, weight + state written.
+double optimizer_step_bytes(double local_params, DType dtype);
 
 // Bytes per parameter of optimizer state: mixed-precision Adam keeps an fp32 master copy and
 // two fp32 moments (12 B); fp32 training keeps the two moments (8 B).

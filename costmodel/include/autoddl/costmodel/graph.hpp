@@ -25,6 +25,8 @@ struct Tensor {
 
   int64_t elements() const;
   int64_t bytes() const { return elements() * dtype_bytes(dtype); }
+  // Whether backward produces this tensor's gradient: a floating-point activation or parameter.
+  bool needs_gradient() const;
 };
 
 enum class OpKind : uint8_t {

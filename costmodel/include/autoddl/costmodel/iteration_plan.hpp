@@ -40,6 +40,7 @@ struct PlannedOp {
   // Seconds of one micro-batch on one device (kernel_time_s); bwd_s excludes recompute_s,
   // the forward recomputed before backward (recompute full, or selective on attention).
   double fwd_s = 0, bwd_s = 0, recompute_s = 0;
+  bool recompute = false;  // the forward is recomputed before backward (recompute_s charged)
   std::vector<PlannedInput> inputs;  // one per op input, in order
 };
 
@@ -69,6 +70,8 @@ struct IterationPlan {
   std::vector<PlannedOp> ops;                      // per graph op
   std::vector<std::vector<PlannedBucket>> buckets;  // per stage, in the order they sync
   std::vector<double> optimizer_s;                 // per stage: the optimizer step
+  std::vector<double> optimizer_params;            // per stage: local parameters it updates
+  DType train_dtype = DType::fp32;                 // the parameters' dtype (the optimizer's)
 };
 
 }  // namespace autoddl::costmodel

@@ -1,9 +1,9 @@
-// Per-stage unit orders of GPipe, 1F1B and interleaved 1F1B (see schedule.hpp).
-#include "schedule.hpp"
+// Per-stage unit orders of GPipe, 1F1B and interleaved 1F1B (see pipeline_schedule.hpp).
+#include "autoddl/costmodel/pipeline_schedule.hpp"
 
 #include <algorithm>
 
-namespace autoddl::sim::lowering {
+namespace autoddl::costmodel {
 
 namespace {
 // Units of one direction in Megatron's virtual-micro-batch order: groups of `stages`
@@ -22,7 +22,7 @@ std::vector<WorkUnit> ordered(int stages, int v, int stage, int m, bool forward)
 }
 }  // namespace
 
-std::vector<WorkUnit> stage_schedule(costmodel::PipelineSchedule schedule, int stages, int chunks_per_stage,
+std::vector<WorkUnit> stage_schedule(PipelineSchedule schedule, int stages, int chunks_per_stage,
                                      int stage, int micro_batches) {
   const int v = std::max(1, chunks_per_stage);
   const std::vector<WorkUnit> fwd = ordered(stages, v, stage, micro_batches, true);
@@ -30,7 +30,7 @@ std::vector<WorkUnit> stage_schedule(costmodel::PipelineSchedule schedule, int s
   const int total = static_cast<int>(fwd.size());
   std::vector<WorkUnit> out;
   out.reserve(2 * fwd.size());
-  if (schedule == costmodel::PipelineSchedule::gpipe) {
+  if (schedule == PipelineSchedule::gpipe) {
     out = fwd;
     out.insert(out.end(), bwd.begin(), bwd.end());
     return out;
@@ -46,4 +46,4 @@ std::vector<WorkUnit> stage_schedule(costmodel::PipelineSchedule schedule, int s
   return out;
 }
 
-}  // namespace autoddl::sim::lowering
+}  // namespace autoddl::costmodel
