@@ -61,11 +61,17 @@ std::optional<double> gap_of(const search::SearchResult& r) {
 
 void print_table(const search::SearchRun& run, const costmodel::Graph& g, int top) {
   const search::SearchResult* dp = find_result(run, "dp");
+  if (dp && !dp->unavailable.empty()) dp = nullptr;
   std::printf("%4s  %-9s %12s %8s %10s %9s %9s %8s  %s\n", "rank", "method", "iteration", "vs dp", "peak mem",
               "feasible", "search", "obj gap", "note");
   int rank = 0;
   for (const auto& r : run.results) {
     if (++rank > top) break;
+    if (!r.unavailable.empty()) {
+      std::printf("%4d  %-9s %12s %8s %10s %9s %7.2f s %8s  %s\n", rank, r.method.c_str(), "-", "-", "-", "NO",
+                  r.search_s, "-", r.unavailable.c_str());
+      continue;
+    }
     char speed[16] = "-", gap[16] = "-";
     if (dp && r.report.iteration_s > 0) std::snprintf(speed, sizeof speed, "%.2fx", dp->report.iteration_s / r.report.iteration_s);
     if (auto x = gap_of(r)) std::snprintf(gap, sizeof gap, "%.2f%%", *x * 100);
@@ -146,6 +152,10 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g) 
 }
 
 nlohmann::json result_json(const search::SearchResult& r, const search::SearchResult* dp) {
+  if (!r.unavailable.empty()) {
+    return {{"method", r.method}, {"iteration_s", nullptr}, {"feasible", false}, {"search_s", r.search_s},
+            {"infeasible_reason", r.unavailable}, {"note", "no scheme: " + r.unavailable}};
+  }
   nlohmann::json j = {{"method", r.method},
                       {"scheme", r.scheme.name},
                       {"iteration_s", r.report.iteration_s},
@@ -213,14 +223,20 @@ int run_search_cmd(const SearchCliOptions& opt) {
   }
   std::printf("\n");
   print_table(run, g, opt.top);
-  const search::SearchResult* best = run.results.empty() ? nullptr : &run.results.front();
+  const search::SearchResult* best = run.results.empty() || !run.results.front().unavailable.empty()
+                                         ? nullptr
+                                         : &run.results.front();
   const search::SearchResult* dp = find_result(run, "dp");
+  if (dp && !dp->unavailable.empty()) dp = nullptr;
   if (best) {
     std::printf("\nbest: %s, %s per iteration%s", best->method.c_str(), human_seconds(best->report.iteration_s).c_str(),
                 best->report.feasible ? "" : " (INFEASIBLE: nothing fits)");
     if (dp) std::printf(", %.2fx over dp", dp->report.iteration_s / best->report.iteration_s);
     std::printf("%s\n", opt.out.empty() ? "" : (" -> " + opt.out).c_str());
-    if (run.ilp_bound_s) std::printf("ILP lower bound on the table objective: %s\n", human_seconds(*run.ilp_bound_s).c_str());
+    if (run.ilp_bound_s) {
+      std::printf("ILP lower bound on the search's table objective (its additive surrogate of the iteration): %s\n",
+                  human_seconds(*run.ilp_bound_s).c_str());
+    }
     if (opt.explain) print_explain(*best, g);
     if (!opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
   }

@@ -287,9 +287,11 @@ IlpResult solve_ilp(const CostTables& t, const Coordinates& co, const IlpOptions
   CbcSolverUsefulData data;
   data.noPrinting_ = true;
   CbcMain0(model, data);
-  const std::string sec = std::to_string(std::max(1.0, opt.time_limit_s));
-  const char* argv[] = {"autoddl", "-log", "0", "-sec", sec.c_str(), "-solve", "-quit"};
-  CbcMain1(7, argv, model, [](CbcModel*, int) { return 0; }, data);
+  // The limit counts wall-clock time, building the problem included.
+  const double built_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string sec = std::to_string(std::max(1.0, opt.time_limit_s - built_s));
+  const char* argv[] = {"autoddl", "-log", "0", "-timeMode", "elapsed", "-sec", sec.c_str(), "-solve", "-quit"};
+  CbcMain1(9, argv, model, [](CbcModel*, int) { return 0; }, data);
 
   r.optimal = model.isProvenOptimal();
   r.infeasible = model.isProvenInfeasible();

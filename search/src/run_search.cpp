@@ -52,6 +52,7 @@ SearchRun run_search(const costmodel::Graph& g, const costmodel::ClusterSpec& c,
   }
   if (used_tables) run.config = ctx.config();
   std::stable_sort(run.results.begin(), run.results.end(), [](const SearchResult& a, const SearchResult& b) {
+    if (a.unavailable.empty() != b.unavailable.empty()) return a.unavailable.empty();
     if (a.report.feasible != b.report.feasible) return a.report.feasible;
     return a.report.iteration_s < b.report.iteration_s;
   });

@@ -25,6 +25,11 @@ bool searched(const std::string& m) { return m == "cd" || m == "cd-nbh" || m == 
 
 void check_recosts(const Graph& g, const ClusterSpec& c, const SearchResult& r) {
   INFO(r.method);
+  if (!r.unavailable.empty()) {
+    CHECK_FALSE(r.report.feasible);
+    CHECK_FALSE(searched(r.method));
+    return;
+  }
   const CostReport again = evaluate(g, c, r.scheme);
   CHECK(again.iteration_s == r.report.iteration_s);
   const Scheme loaded = scheme_from_json(scheme_to_json(r.scheme, g), g, c, "round trip");
@@ -165,4 +170,20 @@ TEST_CASE("autoddl search --out writes a scheme that autoddl cost re-costs to th
   const std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
   CHECK(text.find("explain cd-nbh") != std::string::npos);
   CHECK(text.find("layer.0 .. layer.1") != std::string::npos);
+}
+
+TEST_CASE("data parallel with fewer samples than GPUs is an infeasible result with its reason, not an error",
+          "[search][e2e]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(2, 8);
+  SearchOptions o;
+  o.mesh_shape = {2, 8};
+  const SearchRun run = run_search(g, c, o, {"dp", "cd"});
+  REQUIRE(run.results.size() == 2);
+  CHECK(run.results[0].method == "cd");
+  CHECK(run.results[0].report.feasible);
+  const SearchResult& dp = run.results[1];
+  CHECK(dp.method == "dp");
+  CHECK_FALSE(dp.report.feasible);
+  CHECK(dp.unavailable.find("does not split over 16") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // The fixed expert baselines dp, zero1, zero3 and owt: costmodel::make_scheme lowers each to
-// per-op signatures on the search's mesh and evaluate() prices it. One file for four rows
-// because they differ only in the scheme name (each is one line of make_scheme).
+// per-op signatures on the search's mesh and evaluate() prices it; one that cannot be built
+// (fewer samples than GPUs) is an unavailable, infeasible result with the reason. One file for
+// four rows because they differ only in the scheme name (each is one line of make_scheme).
 #include <chrono>
 
 #include "autoddl/costmodel/cost_model.hpp"
@@ -18,9 +19,12 @@ std::vector<SearchResult> expert(SearchContext& ctx, const std::string& name, st
   r.method = name;
   try {
     r.scheme = costmodel::make_scheme(name, ctx.graph(), ctx.cluster(), ctx.mesh_shape());
-  } catch (const InputError& e) {
-    skip = e.reason();
-    return {};
+  } catch (const InputError& e) {  // e.g. fewer samples than data-parallel GPUs
+    r.unavailable = e.reason();
+    r.report.feasible = false;
+    r.report.infeasible_reason = e.reason();
+    r.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return {r};
   }
   r.report = costmodel::evaluate(ctx.graph(), ctx.cluster(), r.scheme);
   r.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -74,8 +74,12 @@ std::vector<SearchResult> run_megatron(SearchContext& ctx, std::string& skip) {
     }
   }
   if (!have) {
-    skip = "no Megatron-LM configuration exists for this model on " + std::to_string(devices) + " GPUs";
-    return {};
+    best.method = "megatron";
+    best.unavailable = "no Megatron-LM configuration exists for " + g.name + " on " + std::to_string(devices) + " GPUs";
+    best.report.feasible = false;
+    best.report.infeasible_reason = best.unavailable;
+    best.search_s = elapsed();
+    return {best};
   }
   best.method = "megatron";
   best.search_s = elapsed();

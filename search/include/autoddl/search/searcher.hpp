@@ -42,6 +42,10 @@ struct SearchOptions {
 
 struct SearchResult {
   std::string method;
+  // Non-empty when the method cannot build a scheme for this model and mesh (data parallel with
+  // fewer samples than GPUs): then there is no scheme, and report.feasible is false with this
+  // reason. Infeasible is a result, not an error.
+  std::string unavailable;
   costmodel::Scheme scheme;
   costmodel::CostReport report;  // costmodel::evaluate(scheme): the authoritative numbers
   double search_s = 0;
@@ -108,7 +112,7 @@ const std::vector<Searcher>& searchers();
 const Searcher* find_searcher(std::string_view name);
 
 struct SearchRun {
-  std::vector<SearchResult> results;  // ranked: feasible first, then by iteration time
+  std::vector<SearchResult> results;  // ranked: feasible first, then by iteration time, unavailable last
   std::vector<std::pair<std::string, std::string>> skipped;  // method, reason
   nlohmann::json config;
   std::optional<double> ilp_bound_s;
