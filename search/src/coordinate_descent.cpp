@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -118,6 +119,19 @@ class Descent {
       unary_terms_[j].reserve(64);
       multi_terms_[j].reserve(64);
     }
+    for (int j = 0; j < kMaxWindow; ++j) {
+      wu_[j].assign(max_choices, 0);
+      wf_[j].assign(max_choices + 1, 0);
+      wcand_[j].assign(max_choices + 1, 0);
+      warg_[j].assign(max_choices + 1, 0);
+      wunary_[j].reserve(32);
+      wpair_[j].reserve(32);
+    }
+    wnew_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+    if (static_cast<int>(cvec_.size()) < max_members * kMaxWindow) {
+      cvec_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+      jops_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+    }
     in_queue_.assign(co.size(), 0);
     queue_.assign(co.size() + 1, 0);
   }
@@ -128,7 +142,9 @@ class Descent {
     for (int r = 0; r < rounds && !out_of_time(); ++r) {
       sweeps();
       if (!opt_.neighbourhood) break;
-      if (!neighbourhoods()) break;  // nothing joint improved: a fixed point of both
+      bool any = neighbourhoods();
+      if (opt_.window_size >= 2) any |= windows();
+      if (!any) break;  // neither joint move improved: a fixed point of all three
     }
     stats_.objective_s = a_.objective();
     stats_.seconds = elapsed();
@@ -416,6 +432,177 @@ class Descent {
     (void)n_ops;
     return a_.penalty_with(dmem_.data());
   }
+
+  // ---- chain windows: exact DP over a path of coordinates, everything else fixed ----
+
+  // Grows a window downstream from u while every term it touches meets at most the previous
+  // window coordinate (so the window's terms form a path).
+  int grow_window(int u) {
+    const int cap = std::min(opt_.window_size, kMaxWindow);
+    int n = 0;
+    win_[n++] = u;
+    pos_[u] = 0;
+    while (n < cap) {
+      const int last = win_[n - 1];
+      int next = -1;
+      for (int x = co_.nbr_begin[last]; x < co_.nbr_begin[last + 1]; ++x) {
+        const int w = co_.nbrs[x];
+        if (w > last && pos_[w] < 0 && (next < 0 || w < next)) next = w;
+      }
+      if (next < 0) break;
+      bool path = true;
+      int nt = 0;
+      const int* tm = terms(next, nt);
+      for (int x = 0; x < nt && path; ++x) {
+        const int* mem = t_.term_members(tm[x]);
+        for (int y = 0; y < t_.term(tm[x]).count && path; ++y) {
+          const int k = co_.of_op[mem[y]];
+          path = k == next || k == last || pos_[k] < 0;
+        }
+      }
+      if (!path) break;
+      pos_[next] = n;
+      win_[n++] = next;
+    }
+    return n;
+  }
+
+  bool windows() {
+    bool any = false;
+    for (int u = 0; u < co_.size(); ++u) {
+      if ((u & 63) == 0 && out_of_time()) break;
+      const int n = grow_window(u);
+      if (n >= 2 && window_dp(n)) any = true;
+      for (int j = 0; j < n; ++j) pos_[win_[j]] = -1;
+    }
+    return any;
+  }
+
+  bool window_dp(int n) {
+    ++stamp_;
+    uterms_.clear();
+    for (int j = 0; j < n; ++j) {
+      wunary_[j].clear();
+      wpair_[j].clear();
+    }
+    for (int j = 0; j < n; ++j) {
+      int nt = 0;
+      const int* tm = terms(win_[j], nt);
+      for (int x = 0; x < nt; ++x) {
+        const int term = tm[x];
+        if (term_stamp_[term] == stamp_) continue;
+        term_stamp_[term] = stamp_;
+        uterms_.push_back(term);
+        int hi = -1, lo = kMaxWindow;
+        const int* mem = t_.term_members(term);
+        for (int y = 0; y < t_.term(term).count; ++y) {
+          const int p = pos_[co_.of_op[mem[y]]];
+          if (p >= 0) {
+            hi = std::max(hi, p);
+            lo = std::min(lo, p);
+          }
+        }
+        if (hi == lo) wunary_[hi].push_back(term);
+        else wpair_[lo].push_back(term);  // lo and lo + 1 by construction
+      }
+    }
+    int* ch = a_.scratch_choice();
+    int n_ops = 0;
+    for (int j = 0; j < n; ++j) {
+      int m = 0;
+      const int* ops = members(win_[j], m);
+      for (int x = 0; x < m; ++x) {
+        jops_[n_ops] = ops[x];
+        cvec_[n_ops++] = ch[ops[x]];
+      }
+    }
+    // Candidates per coordinate: the best by unary cost, and the current choice.
+    for (int j = 0; j < n; ++j) {
+      int m = 0;
+      const int* ops = members(win_[j], m);
+      const int K = t_.choices(ops[0]);
+      std::vector<double>& u = wu_[j];
+      std::vector<int>& order = wcand_[j];
+      for (int c = 0; c < K; ++c) {
+        for (int x = 0; x < m; ++x) ch[ops[x]] = c;
+        double v = 0;
+        for (int x = 0; x < m; ++x) v += t_.node_s(ops[x], c);
+        for (int term : wunary_[j]) v += t_.term_cost(term, ch);
+        u[c] = v;
+        order[c] = c;
+      }
+      restore(n_ops);
+      int keep = std::min(K, std::max(2, opt_.window_candidates));
+      std::partial_sort(order.begin(), order.begin() + keep, order.begin() + K,
+                        [&](int x, int y) { return u[x] < u[y]; });
+      const int cur = ch[ops[0]];
+      bool has = false;
+      for (int x = 0; x < keep; ++x) has |= order[x] == cur;
+      if (!has) order[keep++] = cur;
+      wn_[j] = keep;
+    }
+    // Forward DP: f[j][x] = u_j(c_x) + min_y f[j-1][y] + pair(c_y, c_x).
+    for (int x = 0; x < wn_[0]; ++x) wf_[0][x] = wu_[0][wcand_[0][x]];
+    for (int j = 1; j < n; ++j) {
+      int ma = 0, mb = 0;
+      const int* pa = members(win_[j - 1], ma);
+      const int* pb = members(win_[j], mb);
+      for (int x = 0; x < wn_[j]; ++x) {
+        const int cb = wcand_[j][x];
+        for (int z = 0; z < mb; ++z) ch[pb[z]] = cb;
+        double best = std::numeric_limits<double>::infinity();
+        int arg = 0;
+        for (int y = 0; y < wn_[j - 1]; ++y) {
+          const double base = wf_[j - 1][y];
+          if (base >= best) continue;
+          const int ca = wcand_[j - 1][y];
+          for (int z = 0; z < ma; ++z) ch[pa[z]] = ca;
+          double v = base;
+          for (int term : wpair_[j - 1]) v += t_.term_cost(term, ch);
+          if (v < best) {
+            best = v;
+            arg = y;
+          }
+        }
+        wf_[j][x] = best + wu_[j][cb];
+        warg_[j][x] = arg;
+      }
+    }
+    restore(n_ops);
+    int x = 0;
+    for (int y = 1; y < wn_[n - 1]; ++y) {
+      if (wf_[n - 1][y] < wf_[n - 1][x]) x = y;
+    }
+    for (int j = n - 1; j >= 0; --j) {
+      best_win_[j] = wcand_[j][x];
+      if (j > 0) x = warg_[j][x];
+    }
+    // Accept only a strict improvement of the full objective (memory penalty included).
+    int y = 0;
+    bool same = true;
+    for (int j = 0; j < n; ++j) {
+      int m = 0;
+      members(win_[j], m);
+      for (int z = 0; z < m; ++z, ++y) {
+        same = same && cvec_[y] == best_win_[j];
+        wnew_[y] = best_win_[j];
+      }
+    }
+    if (same) return false;
+    const double d = a_.delta(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
+    if (d >= -eps()) return false;
+    a_.move(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
+    ++stats_.window_moves;
+    return true;
+  }
+
+  static constexpr int kMaxWindow = 16;
+  int win_[kMaxWindow] = {};
+  int wn_[kMaxWindow] = {}, best_win_[kMaxWindow] = {};
+  std::vector<int> wunary_[kMaxWindow], wpair_[kMaxWindow];
+  std::vector<double> wu_[kMaxWindow], wf_[kMaxWindow];
+  std::vector<int> wcand_[kMaxWindow], warg_[kMaxWindow];
+  std::vector<int> wnew_;
 
   Assignment& a_;
   const CostTables& t_;

@@ -42,6 +42,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
                         {"sweeps", st.sweeps},
                         {"moves", st.moves},
                         {"joint_moves", st.joint_moves},
+                        {"window_moves", st.window_moves},
                         {"neighbourhoods", st.neighbourhoods},
                         {"seconds", st.seconds},
                         {"time_limit_hit", st.time_limit_hit}});

@@ -5,7 +5,9 @@
 // forward then backward in topological order until a fixed point. Neighbourhood mode then
 // optimizes 2–4 adjacent coordinates jointly (branch and bound over their choices) from a work
 // queue of dirty neighbours, which crosses valleys one-op moves cannot (column→row matmul
-// pairs). Every accepted move lowers the objective, so the result is never worse than the seed.
+// pairs), and solves windows of up to 8 coordinates along a path exactly by DP (a whole
+// linear → bias → activation → linear → bias run). Every accepted move lowers the objective,
+// so the result is never worse than the seed.
 #pragma once
 #include <functional>
 #include <vector>
@@ -33,6 +35,10 @@ struct CdOptions {
   int neighbourhood_size = 4;     // coordinates optimized jointly (2..4)
   int candidates_per_member = 16; // a joint search tries each member's best choices (+ current)
   long node_budget = 20000;       // search-tree nodes per neighbourhood
+  // Neighbourhood mode also solves windows of up to window_size coordinates along a path
+  // exactly by DP (each coordinate's window_candidates best choices + current); 0 = off.
+  int window_size = 8;
+  int window_candidates = 24;
   double time_limit_s = 1e9;
   int max_sweeps = 1000;
   // Called now and then (at most every 0.5 s) with the objective and the sweeps done.
@@ -44,6 +50,7 @@ struct CdStats {
   int sweeps = 0;
   long moves = 0;           // single-coordinate moves
   long joint_moves = 0;     // neighbourhood moves
+  long window_moves = 0;    // chain-window DP moves
   long neighbourhoods = 0;  // neighbourhoods searched
   double seconds = 0;
   bool time_limit_hit = false;
