@@ -77,10 +77,10 @@ std::vector<Seed> make_seeds(const CostTables& t, int random_restarts, uint64_t 
   const std::vector<int>& shape = t.sbp_shape();
   const int nd = static_cast<int>(shape.size());
   std::vector<Seed> seeds;
-  auto lowered = [&](const std::string& name, std::vector<DimRole> roles, bool zero) {
+  auto lowered = [&](const std::string& name, std::vector<DimRole> roles, bool zero, LoweringOptions lo = {}) {
     std::vector<OpSignature> sigs;
     try {
-      sigs = lower_roles(g, shape, roles, t.options().micro_batches, {});
+      sigs = lower_roles(g, shape, roles, t.options().micro_batches, lo);
     } catch (const InputError&) {
       return;  // no signature fits these roles on this mesh: not a seed
     }
@@ -105,6 +105,14 @@ std::vector<Seed> make_seeds(const CostTables& t, int random_restarts, uint64_t 
       trivial |= tensor && shape[d] == 1;
     }
     if (!trivial && roles != mega) lowered(name, roles, false);
+  }
+  // One weird trick (make_scheme("owt")): convolutions data-parallel, the rest tensor-parallel.
+  bool conv = false;
+  for (const Op& op : g.ops) conv |= op.kind == OpKind::conv2d;
+  if (conv) {
+    LoweringOptions lo;
+    lo.conv_data_parallel = true;
+    lowered("owt", std::vector<DimRole>(nd, DimRole::tensor), false, lo);
   }
   for (int r = 0; r < random_restarts; ++r) {
     const uint64_t s = rng_seed + static_cast<uint64_t>(r);

@@ -187,3 +187,24 @@ TEST_CASE("data parallel with fewer samples than GPUs is an infeasible result wi
   CHECK_FALSE(dp.report.feasible);
   CHECK(dp.unavailable.find("does not split over 16") != std::string::npos);
 }
+
+TEST_CASE("cd and cd-nbh are never slower by evaluate than any seed they start from, nor end worse in objective",
+          "[search][cd][e2e]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g = build_zoo_model("vgg16", {{"batch", "16"}, {"image", "64"}});
+  SearchOptions o;
+  o.mesh_shape = {2, 4};
+  for (const char* m : {"cd", "cd-nbh"}) {
+    const SearchRun run = run_search(g, c, o, {m});
+    const SearchResult& r = run.results.at(0);
+    bool owt = false;
+    for (const auto& s : r.details["seeds"]) {
+      INFO(m << " from " << s["seed"]);
+      owt |= s["seed"] == "owt";
+      CHECK(s["objective_s"].get<double>() <= s["start_objective_s"].get<double>());
+      if (s["start_feasible"].get<bool>()) CHECK(r.report.iteration_s <= s["start_iteration_s"].get<double>());
+      if (s["feasible"].get<bool>()) CHECK(r.report.iteration_s <= s["iteration_s"].get<double>());
+    }
+    CHECK(owt);  // a CNN gets the one-weird-trick seed
+  }
+}
