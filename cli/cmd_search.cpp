@@ -186,6 +186,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
   if (opt.time_limit_s <= 0) throw InputError("--time-limit", "", "must be > 0 seconds");
   so.time_limit_s = opt.time_limit_s;
   so.seed = opt.seed;
+  if (opt.restarts < 0) throw InputError("--restarts", "", "must be >= 0");
   so.random_restarts = opt.restarts;
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
