@@ -128,6 +128,7 @@ class Descent {
       wpair_[j].reserve(32);
     }
     wnew_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+    wsorted_.assign(max_choices + 1, 0);
     if (static_cast<int>(cvec_.size()) < max_members * kMaxWindow) {
       cvec_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
       jops_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
@@ -532,7 +533,7 @@ class Descent {
         order[c] = c;
       }
       restore(n_ops);
-      int keep = std::min(K, std::max(2, opt_.window_candidates));
+      int keep = opt_.window_candidates > 0 ? std::min(K, std::max(2, opt_.window_candidates)) : K;
       std::partial_sort(order.begin(), order.begin() + keep, order.begin() + K,
                         [&](int x, int y) { return u[x] < u[y]; });
       const int cur = ch[ops[0]];
@@ -541,20 +542,25 @@ class Descent {
       if (!has) order[keep++] = cur;
       wn_[j] = keep;
     }
-    // Forward DP: f[j][x] = u_j(c_x) + min_y f[j-1][y] + pair(c_y, c_x).
+    // Forward DP: f[j][x] = u_j(c_x) + min_y f[j-1][y] + pair(c_y, c_x). Pair costs are >= 0,
+    // so scanning y by increasing f[j-1] stops at the first f[j-1][y] >= the best so far.
     for (int x = 0; x < wn_[0]; ++x) wf_[0][x] = wu_[0][wcand_[0][x]];
     for (int j = 1; j < n; ++j) {
       int ma = 0, mb = 0;
       const int* pa = members(win_[j - 1], ma);
       const int* pb = members(win_[j], mb);
+      std::vector<int>& by_f = wsorted_;
+      for (int y = 0; y < wn_[j - 1]; ++y) by_f[y] = y;
+      std::sort(by_f.begin(), by_f.begin() + wn_[j - 1], [&](int p, int q) { return wf_[j - 1][p] < wf_[j - 1][q]; });
       for (int x = 0; x < wn_[j]; ++x) {
         const int cb = wcand_[j][x];
         for (int z = 0; z < mb; ++z) ch[pb[z]] = cb;
         double best = std::numeric_limits<double>::infinity();
         int arg = 0;
-        for (int y = 0; y < wn_[j - 1]; ++y) {
+        for (int yy = 0; yy < wn_[j - 1]; ++yy) {
+          const int y = by_f[yy];
           const double base = wf_[j - 1][y];
-          if (base >= best) continue;
+          if (base >= best) break;
           const int ca = wcand_[j - 1][y];
           for (int z = 0; z < ma; ++z) ch[pa[z]] = ca;
           double v = base;
@@ -602,7 +608,7 @@ class Descent {
   std::vector<int> wunary_[kMaxWindow], wpair_[kMaxWindow];
   std::vector<double> wu_[kMaxWindow], wf_[kMaxWindow];
   std::vector<int> wcand_[kMaxWindow], warg_[kMaxWindow];
-  std::vector<int> wnew_;
+  std::vector<int> wnew_, wsorted_;
 
   Assignment& a_;
   const CostTables& t_;

@@ -105,6 +105,47 @@ std::vector<Seed> make_seeds(const CostTables& t, int random_restarts, uint64_t 
       trivial |= tensor && shape[d] == 1;
     }
     if (!trivial && roles != mega) lowered(name, roles, false);
+    // The same with sequence parallelism on the tensor dims (Korthikanti et al. 2022).
+    if (!trivial) {
+      LoweringOptions sp;
+      sp.sequence_parallel = true;
+      lowered(name + "+sp", roles, false, sp);
+    }
+  }
+  // Axis patterns ("axes:01" = batch-major activations split on axis 0 on dim 0 and on axis 1,
+  // the sequence or channels, on dim 1): per op the choice that splits most of its batch-major
+  // operands that way, the cheaper node on ties. Reaches sequence- and context-parallel layouts
+  // that the data/tensor roles do not.
+  const std::vector<bool> bm = batch_major_tensors(g);
+  for (int mask = 1; mask < (1 << nd); ++mask) {
+    std::string name = "axes:";
+    for (int d = 0; d < nd; ++d) name += (mask >> (nd - 1 - d)) & 1 ? '1' : '0';
+    Seed seed{name, std::vector<int>(t.ops(), 0)};
+    for (int i = 0; i < t.ops(); ++i) {
+      const Op& op = g.ops[i];
+      int best_score = -1;
+      double best_node = 0;
+      for (int c = 0; c < t.choices(i); ++c) {
+        const OpSignature& sig = t.signature(i, c);
+        int score = 0;
+        auto count = [&](const NdSbp& sbp) {
+          for (int d = 0; d < nd; ++d) score += sbp.dims[d] == Sbp::split((mask >> (nd - 1 - d)) & 1);
+        };
+        for (size_t k = 0; k < op.inputs.size(); ++k) {
+          if (bm[op.inputs[k]]) count(sig.in[k]);
+        }
+        for (size_t o = 0; o < op.outputs.size(); ++o) {
+          if (bm[op.outputs[o]]) count(sig.out[o]);
+        }
+        const double node = t.node_s(i, c);
+        if (score > best_score || (score == best_score && node < best_node)) {
+          best_score = score;
+          best_node = node;
+          seed.choice[i] = c;
+        }
+      }
+    }
+    seeds.push_back(std::move(seed));
   }
   // One weird trick (make_scheme("owt")): convolutions data-parallel, the rest tensor-parallel.
   bool conv = false;

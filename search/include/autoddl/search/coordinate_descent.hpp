@@ -36,9 +36,10 @@ struct CdOptions {
   int candidates_per_member = 16; // a joint search tries each member's best choices (+ current)
   long node_budget = 20000;       // search-tree nodes per neighbourhood
   // Neighbourhood mode also solves windows of up to window_size coordinates along a path
-  // exactly by DP (each coordinate's window_candidates best choices + current); 0 = off.
+  // exactly by DP (window_size 0 = off) over every choice, or each coordinate's
+  // window_candidates best by unary cost plus its current one when > 0.
   int window_size = 8;
-  int window_candidates = 24;
+  int window_candidates = 0;
   double time_limit_s = 1e9;
   int max_sweeps = 1000;
   // Called now and then (at most every 0.5 s) with the objective and the sweeps done.
