@@ -10,6 +10,9 @@ RunFn setup_cost(CLI::App& sub);
 RunFn setup_fit(CLI::App& sub);
 RunFn setup_calibrate(CLI::App& sub);
 RunFn setup_validate(CLI::App& sub);
+#ifdef AUTODDL_HAVE_SEARCH
+RunFn setup_search(CLI::App& sub);
+#endif
 #ifdef AUTODDL_HAVE_SIM
 RunFn setup_simulate(CLI::App& sub);
 #endif
@@ -21,6 +24,10 @@ const std::vector<Command>& commands() {
       {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
       {"comm", "Collective times in nccl-tests' table shape (α-β model)", setup_comm},
       {"cost", "Analytical cost of one scheme: iteration time, communication, memory, per op", setup_cost},
+#ifdef AUTODDL_HAVE_SEARCH
+      {"search", "Search a fast scheme (coordinate descent, ILP, DP) and rank it against the baselines",
+       setup_search},
+#endif
 #ifdef AUTODDL_HAVE_SIM
       {"simulate", "Simulate one iteration of a scheme with SimGrid and compare it with the analytical cost",
        setup_simulate},

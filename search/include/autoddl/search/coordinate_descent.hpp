@@ -1,0 +1,62 @@
+// Coordinate descent over the cost tables (AutoDDL's "customized CD"; OneFlow's
+// SbpNode::GreedyStrategy and NbhGreedyStrategy, sbp-and-search.md §2.6). A coordinate is one op
+// or, with tying, the ops at one position of identical layers. Plain mode: each coordinate takes
+// the argmin of node + incident terms + memory penalty with its neighbours fixed, sweeping
+// forward then backward in topological order until a fixed point. Neighbourhood mode then
+// optimizes 2–4 adjacent coordinates jointly (branch and bound over their choices) from a work
+// queue of dirty neighbours, which crosses valleys one-op moves cannot (column→row matmul
+// pairs), and solves windows of up to 8 coordinates along a path exactly by DP (a whole
+// linear → bias → activation → linear → bias run). Every accepted move lowers the objective,
+// so the result is never worse than the seed.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "autoddl/search/assignment.hpp"
+
+namespace autoddl::search {
+
+// Groups of ops that take the same choice, with their terms and neighbours (CSR lists).
+struct Coordinates {
+  std::vector<int> op_begin, ops;          // members of coordinate k: ops[op_begin[k] .. op_begin[k+1])
+  std::vector<int> of_op;                  // op -> coordinate
+  std::vector<int> term_begin, terms;      // unique terms touching any member
+  std::vector<int> nbr_begin, nbrs;        // coordinates sharing a term
+  int size() const { return static_cast<int>(op_begin.size()) - 1; }
+  int tied_groups = 0;                     // coordinates with more than one op
+};
+
+// tie_layers: blocks (Op::block) whose ops have the same classes in the same order are tied
+// position by position; other ops stay single.
+Coordinates make_coordinates(const CostTables& t, bool tie_layers);
+
+struct CdOptions {
+  bool neighbourhood = false;
+  int neighbourhood_size = 4;     // coordinates optimized jointly (2..4)
+  int candidates_per_member = 16; // a joint search tries each member's best choices (+ current)
+  long node_budget = 20000;       // search-tree nodes per neighbourhood
+  // Neighbourhood mode also solves windows of up to window_size coordinates along a path
+  // exactly by DP (window_size 0 = off) over every choice, or each coordinate's
+  // window_candidates best by unary cost plus its current one when > 0.
+  int window_size = 8;
+  int window_candidates = 0;
+  double time_limit_s = 1e9;
+  int max_sweeps = 1000;
+  // Called now and then (at most every 0.5 s) with the objective and the sweeps done.
+  std::function<void(double objective_s, int sweeps)> progress;
+};
+
+struct CdStats {
+  double start_objective_s = 0, objective_s = 0;
+  int sweeps = 0;
+  long moves = 0;           // single-coordinate moves
+  long joint_moves = 0;     // neighbourhood moves
+  long window_moves = 0;    // chain-window DP moves
+  long neighbourhoods = 0;  // neighbourhoods searched
+  double seconds = 0;
+  bool time_limit_hit = false;
+};
+
+CdStats coordinate_descent(Assignment& a, const Coordinates& co, const CdOptions& opt);
+
+}  // namespace autoddl::search

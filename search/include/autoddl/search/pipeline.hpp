@@ -1,0 +1,27 @@
+// Pipeline stage partition (Alpa's inter-op pass, simplified to one mesh shape; DESIGN.md
+// "Pipeline"): layers are runs of ops sharing an Op::block label, split into contiguous stages
+// by dynamic programming that minimizes the slowest stage's time under each stage's memory
+// (parameters + activations × its in-flight micro-batches under 1F1B), with per-op costs taken
+// from a reference assignment of single-stage tables over the same SBP mesh.
+#pragma once
+#include <vector>
+
+#include "autoddl/search/cost_tables.hpp"
+
+namespace autoddl::search {
+
+// Per op its layer: ops before the first block join the first layer, ops after the last block
+// the last one, ops between blocks the preceding one.
+std::vector<int> layer_of_ops(const costmodel::Graph& g, int& layers);
+
+struct StagePlan {
+  std::vector<int> op_stage;
+  std::vector<double> stage_time_s, stage_memory_bytes;
+  bool fits = true;  // every stage's estimate is under capacity
+};
+
+// `reference` holds every op in stage 0 of a mesh with `stages` pipeline stages. Throws
+// InputError("--mesh", ...) when there are fewer layers than stages.
+StagePlan partition_stages(const CostTables& reference, const std::vector<int>& choice, int stages);
+
+}  // namespace autoddl::search

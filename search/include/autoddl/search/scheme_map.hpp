@@ -1,0 +1,34 @@
+// Between table choices and cost-model Schemes: a choice vector becomes a Scheme that
+// costmodel::evaluate() judges and scheme_to_json() writes; an expert scheme's signatures map
+// back into choices, which is how data-parallel and Megatron-like seeds enter the search.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autoddl/costmodel/scheme.hpp"
+#include "autoddl/search/cost_tables.hpp"
+
+namespace autoddl::search {
+
+costmodel::Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std::string& name);
+
+// Per op the choice with the signature sigs[i] (ZeRO storage for parameters that `storage`
+// shards where their first reader uses them replicated, or everywhere with zero_all; storage
+// may be null). Returns false when some signature is not among the op's choices.
+bool from_signatures(const CostTables& t, const std::vector<costmodel::OpSignature>& sigs,
+                     const std::vector<costmodel::NdSbp>* storage, std::vector<int>& choice,
+                     bool zero_all = false);
+
+struct Seed {
+  std::string name;  // "dp", "zero3", "megatron", "roles:TD", "owt", "random:<rng seed>"
+  std::vector<int> choice;
+};
+
+// Data parallel (every SBP dim a data dim), ZeRO-3 storage of it, Megatron-like (last SBP dim
+// tensor-parallel, the others data), every other mix of data and tensor dims, and for CNNs one
+// weird trick, each lowered by costmodel::lower_roles for the tables' mesh and micro-batches;
+// then `random_restarts` uniform random assignments from rng_seed.
+std::vector<Seed> make_seeds(const CostTables& t, int random_restarts, uint64_t rng_seed);
+
+}  // namespace autoddl::search

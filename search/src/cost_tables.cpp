@@ -1,0 +1,491 @@
+// Builds the search's cost tables (see cost_tables.hpp) with the cost model's functions, term by
+// term in the same order costmodel::evaluate() prices a scheme: per-op compute (kernel_time_s),
+// parameter gather and gradient sync into storage, forward and backward boxing per edge with
+// the gradient-sum rule for tensors read by several ops, send/recv across stages, memory.
+#include "autoddl/search/cost_tables.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+
+#include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+
+namespace autoddl::search {
+
+using namespace costmodel;
+
+double in_flight(int stage, int stages, int micro_batches, PipelineSchedule schedule) {
+  if (stages <= 1) return 1;
+  if (schedule == PipelineSchedule::gpipe) return micro_batches;
+  return std::min(micro_batches, stages - stage);
+}
+
+namespace {
+
+bool differentiable(const Tensor& t) {
+  return t.dtype != DType::int32 && t.dtype != DType::int64 && t.role != TensorRole::input;
+}
+
+void append_shape(std::string& key, const Shape& s) {
+  key += '(';
+  for (int64_t x : s) key += std::to_string(x) + ',';
+  key += ')';
+}
+
+// Everything the signatures and node costs of an op depend on, so equal keys share a class.
+std::string class_key(const Graph& g, const Op& op, const std::vector<Shape>& shape_mb, bool attention) {
+  std::string key = std::to_string(static_cast<int>(op.kind)) + '|';
+  const OpAttrs& a = op.attrs;
+  for (int v : {a.kernel_h, a.kernel_w, a.stride, a.pad, static_cast<int>(a.pool), static_cast<int>(a.unary),
+                static_cast<int>(a.binary), static_cast<int>(a.transpose_b), a.axis}) {
+    key += std::to_string(v) + ',';
+  }
+  for (int p : a.perm) key += std::to_string(p) + '.';
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "|%.17g,%.17g,%.17g,%.17g|%d|", op.work.fwd_flops, op.work.bwd_flops,
+                op.work.fwd_bytes, op.work.bwd_bytes, attention ? 1 : 0);
+  key += buf;
+  for (int t : op.inputs) {
+    const Tensor& x = g.tensors[t];
+    key += std::to_string(static_cast<int>(x.role)) + std::to_string(static_cast<int>(x.dtype)) +
+           (x.producer < 0 ? "i" : "a");
+    append_shape(key, x.role == TensorRole::parameter ? x.shape : shape_mb[t]);
+  }
+  key += "->";
+  for (int t : op.outputs) {
+    key += std::to_string(static_cast<int>(g.tensors[t].dtype));
+    append_shape(key, shape_mb[t]);
+  }
+  return key;
+}
+
+// Storage of a parameter used in SBP `use`: as used, with partial (a gradient-free use) as B.
+NdSbp plain_storage(NdSbp use) {
+  for (int d = 0; d < use.ndims; ++d) {
+    if (use.dims[d].is_partial()) use.dims[d] = Sbp::broadcast();
+  }
+  return use;
+}
+
+// ZeRO-3 storage: on every replicated dim of size > 1, split on the first axis that divides
+// (after the other dims' splits), as make_scheme("zero3") shards data-parallel dims.
+NdSbp zero_storage(NdSbp st, const std::vector<int>& sbp_shape, const Shape& shape) {
+  for (int d = 0; d < st.ndims; ++d) {
+    if (!st.dims[d].is_broadcast() || sbp_shape[d] <= 1) continue;
+    for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
+      NdSbp trial = st;
+      trial.dims[d] = Sbp::split(a);
+      if (divides(trial, sbp_shape.data(), shape)) {
+        st = trial;
+        break;
+      }
+    }
+  }
+  return st;
+}
+
+}  // namespace
+
+CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOptions opt)
+    : graph_(&graph), cluster_(&cluster), opt_(std::move(opt)) {
+  const DeviceMesh mesh = make_mesh(cluster, opt_.mesh_shape, "--mesh");
+  AUTODDL_CHECK(opt_.pipeline_dim < mesh.ndims()) << "pipeline dim out of range";
+  stages_ = opt_.pipeline_dim < 0 ? 1 : opt_.mesh_shape[opt_.pipeline_dim];
+  DeviceMesh sbp_mesh;  // the mesh without its pipeline dim, as evaluate() builds it
+  for (int d = 0; d < mesh.ndims(); ++d) {
+    if (d == opt_.pipeline_dim) pp_tier_ = mesh.dims[d].tier;
+    else sbp_mesh.dims.push_back(mesh.dims[d]);
+  }
+  if (sbp_mesh.dims.empty()) sbp_mesh.dims.push_back(MeshDim{});
+  sbp_shape_ = sbp_mesh.shape();
+  cache_ = std::make_unique<BoxingCache>(sbp_mesh);
+
+  const int n_ops = static_cast<int>(graph.ops.size());
+  const int n_t = static_cast<int>(graph.tensors.size());
+  op_stage_ = opt_.op_stage.empty() ? std::vector<int>(n_ops, 0) : opt_.op_stage;
+  AUTODDL_CHECK(static_cast<int>(op_stage_.size()) == n_ops) << "op_stage needs one stage per op";
+  for (int s : op_stage_) AUTODDL_CHECK(s >= 0 && s < stages_) << "stage " << s << " out of range";
+  shape_mb_.resize(n_t);
+  bytes_mb_.resize(n_t);
+  for (int t = 0; t < n_t; ++t) {
+    shape_mb_[t] = micro_batch_shape(graph.tensors[t], opt_.micro_batches);
+    int64_t e = 1;
+    for (int64_t x : shape_mb_[t]) e *= x;
+    bytes_mb_[t] = static_cast<double>(e * dtype_bytes(graph.tensors[t].dtype));
+  }
+  first_reader_.assign(n_t, -1);
+  for (int i = 0; i < n_ops; ++i) {
+    for (int t : graph.ops[i].inputs) {
+      if (first_reader_[t] < 0) first_reader_[t] = i;
+    }
+  }
+  const double cap = opt_.memory_capacity_bytes >= 0 ? opt_.memory_capacity_bytes : cluster.gpu.memory_bytes;
+  capacity_.assign(stages_, cap);
+  build_classes();
+  build_nodes();
+  build_terms();
+}
+
+void CostTables::build_classes() {
+  const Graph& g = *graph_;
+  const int nd = static_cast<int>(sbp_shape_.size());
+  const int m = opt_.micro_batches;
+  std::map<std::pair<Shape, double>, TensorInfo*> info_of;
+  auto info = [&](int t) -> const TensorInfo* {
+    auto key = std::make_pair(shape_mb_[t], bytes_mb_[t]);
+    auto it = info_of.find(key);
+    if (it != info_of.end()) return it->second;
+    auto ti = std::make_unique<TensorInfo>();
+    ti->table = &cache_->get(shape_mb_[t], bytes_mb_[t]);
+    const auto& states = ti->table->states();
+    for (const NdSbp& s : states) {
+      NdSbp og = s;
+      for (int d = 0; d < og.ndims; ++d) {
+        if (!og.dims[d].is_split()) og.dims[d] = Sbp::broadcast();
+      }
+      ti->grad_of.push_back(static_cast<int16_t>(ti->table->index_of(og)));
+      ti->local_bytes.push_back(local_bytes(s, sbp_shape_.data(), bytes_mb_[t]));
+    }
+    infos_.push_back(std::move(ti));
+    return info_of[key] = infos_.back().get();
+  };
+
+  std::map<std::string, int> class_of_key;
+  op_cls_.resize(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    const bool attention = is_attention_core(g, op);
+    // Which parameters this op stores (it reads them first): only those have a storage choice.
+    unsigned stores = 0;
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      if (g.tensors[op.inputs[k]].role == TensorRole::parameter && first_reader_[op.inputs[k]] == static_cast<int>(i)) {
+        stores |= 1u << k;
+      }
+    }
+    std::string key = class_key(g, op, shape_mb_, attention) + "|" + std::to_string(stores);
+    auto it = class_of_key.find(key);
+    if (it != class_of_key.end()) {
+      op_cls_[i] = it->second;
+      continue;
+    }
+    OpClass c;
+    std::vector<Shape> in_shapes, out_shapes;
+    for (int t : op.inputs) in_shapes.push_back(shape_mb_[t]);
+    for (int t : op.outputs) out_shapes.push_back(shape_mb_[t]);
+    c.sigs = nd_signatures(g, op, sbp_shape_.data(), nd, in_shapes, out_shapes);
+    AUTODDL_CHECK(!c.sigs.empty()) << "op " << op.name << " has no signature";
+    const int n_in = static_cast<int>(op.inputs.size()), n_out = static_cast<int>(op.outputs.size());
+    for (int k = 0; k < n_in; ++k) {
+      const int t = op.inputs[k];
+      const Tensor& x = g.tensors[t];
+      if (x.role == TensorRole::parameter || x.producer >= 0) c.in_info[k] = info(t);
+    }
+    for (int o = 0; o < n_out; ++o) c.out_info[o] = info(op.outputs[o]);
+    // Compute time per signature, exactly as evaluate() prices it.
+    const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
+    const bool recompute = opt_.recompute == Recompute::full ||
+                           (opt_.recompute == Recompute::selective && attention);
+    auto add_choice = [&](int s, bool zero) {
+      const OpSignature& sig = c.sigs[s];
+      c.sig_of.push_back(s);
+      c.zero.push_back(zero ? 1 : 0);
+      const double split = sig.compute_split;
+      double fwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.fwd_flops / m / split,
+                                 op.work.fwd_bytes / m / split, 1);
+      double bwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.bwd_flops / m / split,
+                                 op.work.bwd_bytes / m / split, 2);
+      if (recompute) bwd += fwd;
+      c.compute_s.push_back(m * (fwd + bwd));
+      for (int k = 0; k < kMaxOpInputs; ++k) {
+        int16_t is = -1, gs = -1, ss = -1;
+        if (k < n_in && c.in_info[k]) {
+          const BoxingTable& tb = *c.in_info[k]->table;
+          is = static_cast<int16_t>(tb.index_of(sig.in[k]));
+          gs = static_cast<int16_t>(tb.index_of(sig.in_grad[k]));
+          if (g.tensors[op.inputs[k]].role == TensorRole::parameter) {
+            NdSbp st = plain_storage(sig.in[k]);
+            if (zero) st = zero_storage(st, sbp_shape_, g.tensors[op.inputs[k]].shape);
+            ss = static_cast<int16_t>(tb.index_of(st));
+          }
+          AUTODDL_CHECK(is >= 0 && gs >= 0) << "op " << op.name << ": operand state missing";
+        }
+        c.in_state.push_back(is);
+        c.in_grad_state.push_back(gs);
+        c.store_state.push_back(ss);
+      }
+      for (int o = 0; o < kMaxOpOutputs; ++o) {
+        int16_t os = -1, ogs = -1;
+        if (o < n_out) {
+          os = static_cast<int16_t>(c.out_info[o]->table->index_of(sig.out[o]));
+          ogs = c.out_info[o]->grad_of[os];
+        }
+        c.out_state.push_back(os);
+        c.out_grad_state.push_back(ogs);
+      }
+    };
+    for (int s = 0; s < static_cast<int>(c.sigs.size()); ++s) {
+      add_choice(s, false);
+      if (!opt_.zero_storage || stores == 0) continue;
+      bool differs = false;
+      for (int k = 0; k < n_in; ++k) {
+        const Tensor& x = g.tensors[op.inputs[k]];
+        if (!(stores >> k & 1)) continue;
+        NdSbp st = plain_storage(c.sigs[s].in[k]);
+        differs |= !(zero_storage(st, sbp_shape_, x.shape) == st);
+      }
+      if (differs) add_choice(s, true);
+    }
+    c.n_choices = static_cast<int>(c.sig_of.size());
+    op_cls_[i] = static_cast<int>(classes_.size());
+    class_of_key.emplace(std::move(key), op_cls_[i]);
+    classes_.push_back(std::move(c));
+  }
+}
+
+NdSbp CostTables::storage_of(int op, int slot, int c) const {
+  const OpClass& k = cls(op);
+  const int s = k.store_state[c * kMaxOpInputs + slot];
+  AUTODDL_CHECK(s >= 0) << "operand " << slot << " of op " << op << " is not a parameter";
+  return k.in_info[slot]->table->states()[s];
+}
+
+void CostTables::build_nodes() {
+  const Graph& g = *graph_;
+  const int n_ops = ops();
+  const int m = opt_.micro_batches;
+  const DType train_dtype = [&] {
+    for (const Tensor& t : g.tensors) {
+      if (t.role == TensorRole::parameter) return t.dtype;
+    }
+    return DType::fp32;
+  }();
+  const double opt_bpp = optimizer_bytes_per_param(train_dtype);
+  // Blocks per stage (full recompute keeps one block's activations: charged as an average).
+  std::vector<std::set<std::string>> blocks(stages_);
+  for (int i = 0; i < n_ops; ++i) {
+    if (!g.ops[i].block.empty()) blocks[op_stage_[i]].insert(g.ops[i].block);
+  }
+  // Stages in which each parameter is read, first reader per stage.
+  std::map<std::pair<int, int>, int> first_in_stage;  // (tensor, stage) -> op
+  for (int i = 0; i < n_ops; ++i) {
+    for (int t : g.ops[i].inputs) first_in_stage.emplace(std::make_pair(t, op_stage_[i]), i);
+  }
+  op_mem_terms_.assign(n_ops, {});
+  auto param_mem = [&](const Tensor& x, const NdSbp& st) {
+    const double store_local = local_bytes(st, sbp_shape_.data(), static_cast<double>(x.bytes()));
+    double opt_split = 1;
+    if (opt_.shard_optimizer) {
+      for (int d = 0; d < st.ndims; ++d) {
+        if (st.dims[d].is_broadcast()) opt_split *= sbp_shape_[d];
+      }
+    }
+    return 2 * store_local + store_local / dtype_bytes(x.dtype) * opt_bpp / opt_split;
+  };
+
+  begin_.resize(n_ops + 1);
+  int total = 0;
+  for (int i = 0; i < n_ops; ++i) {
+    begin_[i] = total;
+    total += choices(i);
+  }
+  begin_[n_ops] = total;
+  node_s_.assign(total, 0);
+  mem_bytes_.assign(total, 0);
+  act_bytes_.assign(total, 0);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = g.ops[i];
+    const OpClass& k = cls(i);
+    const int st = op_stage_[i];
+    const double flight = in_flight(st, stages_, m, PipelineSchedule::one_f_one_b);
+    for (int c = 0; c < k.n_choices; ++c) {
+      double node = k.compute_s[c], mem = 0, act = 0;
+      for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+        const int t = op.inputs[slot];
+        const Tensor& x = g.tensors[t];
+        if (x.role != TensorRole::parameter || first_reader_[t] != i) continue;
+        const int q = c * kMaxOpInputs + static_cast<int>(slot);
+        const BoxingTable& tb = *k.in_info[slot]->table;
+        const int store = k.store_state[q];
+        node += tb.time_s(store, k.in_state[q]) * m * (k.zero[c] ? 2 : 1);  // gather (ZeRO: fwd + bwd)
+        node += opt_.sync_weight * tb.time_s(k.in_grad_state[q], store);    // gradient sync
+        const NdSbp& storage = tb.states()[store];
+        const double elems = local_bytes(storage, sbp_shape_.data(), static_cast<double>(x.bytes())) /
+                             dtype_bytes(x.dtype);
+        if (elems > 0) node += optimizer_step_s(cluster_->gpu, elems, train_dtype) - cluster_->gpu.launch_overhead_s;
+        mem += param_mem(x, storage);
+      }
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        const int t = op.outputs[o];
+        if (g.consumers[t].empty()) continue;
+        const double local = k.out_info[o]->local_bytes[k.out_state[c * kMaxOpOutputs + o]];
+        bool boundary = op.block.empty();
+        for (int cons : g.consumers[t]) boundary |= g.ops[cons].block != op.block;
+        switch (opt_.recompute) {
+          case Recompute::none: act += local * flight; break;
+          case Recompute::selective:
+            if (!is_attention_core(g, op)) act += local * flight;
+            break;
+          case Recompute::full:
+            act += boundary ? local * flight : local / std::max<size_t>(1, blocks[st].size());
+            break;
+        }
+      }
+      node_s_[begin_[i] + c] = node;
+      mem_bytes_[begin_[i] + c] = mem + act;
+      act_bytes_[begin_[i] + c] = act;
+    }
+  }
+  // A parameter read in several stages is held by each; its storage is its first reader's.
+  for (const auto& [key, reader] : first_in_stage) {
+    const auto [t, st] = key;
+    const Tensor& x = g.tensors[t];
+    const int r0 = first_reader_[t];
+    if (x.role != TensorRole::parameter || reader == r0) continue;
+    const OpClass& k = cls(r0);
+    int slot = 0;
+    while (g.ops[r0].inputs[slot] != t) ++slot;
+    MemTerm mt{r0, st, static_cast<int>(extra_mem_.size())};
+    for (int c = 0; c < k.n_choices; ++c) extra_mem_.push_back(param_mem(x, storage_of(r0, slot, c)));
+    op_mem_terms_[r0].push_back(static_cast<int>(mem_terms_.size()));
+    mem_terms_.push_back(mt);
+  }
+}
+
+void CostTables::build_terms() {
+  const Graph& g = *graph_;
+  const int n_ops = ops();
+  const double m = opt_.micro_batches;
+  std::vector<int> out_slot(g.tensors.size(), -1);
+  for (const Op& op : g.ops) {
+    for (size_t o = 0; o < op.outputs.size(); ++o) out_slot[op.outputs[o]] = static_cast<int>(o);
+  }
+  auto add_term = [&](Term t, const std::vector<std::pair<int, int>>& members) {
+    t.first = static_cast<int>(term_ops_.size());
+    t.count = static_cast<int>(members.size());
+    for (const auto& [op, port] : members) {
+      term_ops_.push_back(op);
+      term_ports_.push_back(static_cast<int8_t>(port));
+    }
+    terms_.push_back(t);
+  };
+  auto set_sr = [&](Term& t, bool cross) {
+    if (!cross) return;
+    t.sr_alpha_s = pp_tier_.alpha_s;
+    t.sr_beta_s_per_byte = pp_tier_.beta_s_per_byte;
+  };
+  // Backward groups: (tensor, consumer stage) -> consumers, in op order.
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> groups;
+  std::set<std::pair<int, int>> param_first_in_stage;
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = g.ops[i];
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const int t = op.inputs[k];
+      const Tensor& x = g.tensors[t];
+      const int slot = static_cast<int>(k);
+      if (x.role == TensorRole::parameter) {
+        const bool first_here = param_first_in_stage.insert({t, op_stage_[i]}).second;
+        const int r0 = first_reader_[t];
+        if (r0 == i) continue;
+        int slot0 = 0;
+        while (g.ops[r0].inputs[slot0] != t) ++slot0;
+        Term tm;
+        tm.kind = TermKind::tied;
+        tm.info = cls(i).in_info[slot];
+        tm.scale = m;
+        tm.sync_weight = first_here && op_stage_[i] != op_stage_[r0] ? opt_.sync_weight : 0;
+        add_term(tm, {{r0, slot0}, {i, slot}});
+        continue;
+      }
+      const int p = x.producer;
+      if (p < 0) continue;
+      Term fwd;
+      fwd.kind = TermKind::forward;
+      fwd.info = cls(i).in_info[slot];
+      fwd.scale = m;
+      set_sr(fwd, op_stage_[p] != op_stage_[i]);
+      add_term(fwd, {{p, out_slot[t]}, {i, slot}});
+      if (differentiable(x)) groups[{t, op_stage_[i]}].push_back({i, slot});
+    }
+  }
+  for (const auto& [key, members] : groups) {
+    const int t = key.first;
+    const int p = g.tensors[t].producer;
+    Term bwd;
+    bwd.kind = TermKind::backward;
+    bwd.info = cls(members[0].first).in_info[members[0].second];
+    bwd.scale = m;
+    set_sr(bwd, op_stage_[p] != key.second);
+    std::vector<std::pair<int, int>> all{{p, out_slot[t]}};
+    all.insert(all.end(), members.begin(), members.end());
+    add_term(bwd, all);
+  }
+  // Terms per op (an op appearing twice in one term lists it once).
+  std::vector<std::vector<int>> per(n_ops);
+  for (int t = 0; t < terms(); ++t) {
+    const Term& tm = terms_[t];
+    for (int j = 0; j < tm.count; ++j) {
+      const int op = term_ops_[tm.first + j];
+      if (per[op].empty() || per[op].back() != t) per[op].push_back(t);
+    }
+  }
+  op_terms_begin_.assign(n_ops + 1, 0);
+  for (int i = 0; i < n_ops; ++i) {
+    op_terms_begin_[i + 1] = op_terms_begin_[i] + static_cast<int>(per[i].size());
+    op_terms_.insert(op_terms_.end(), per[i].begin(), per[i].end());
+  }
+}
+
+double CostTables::backward_pair_s(const Term& t, int g, int og) const {
+  double s = t.info->table->time_s(g, og);
+  if (t.sr_beta_s_per_byte > 0 || t.sr_alpha_s > 0) s += t.sr_alpha_s + t.info->local_bytes[g] * t.sr_beta_s_per_byte;
+  return s * t.scale;
+}
+
+double CostTables::term_cost(int ti, const int* choice) const {
+  const Term& t = terms_[ti];
+  const int* ops = &term_ops_[t.first];
+  const int8_t* ports = &term_ports_[t.first];
+  const BoxingTable& tb = *t.info->table;
+  switch (t.kind) {
+    case TermKind::forward: {
+      const int p = ops[0], c = ops[1];
+      const int a = cls(p).out_state[choice[p] * kMaxOpOutputs + ports[0]];
+      const int b = cls(c).in_state[choice[c] * kMaxOpInputs + ports[1]];
+      double s = tb.time_s(a, b);
+      if (t.sr_beta_s_per_byte > 0 || t.sr_alpha_s > 0) s += t.sr_alpha_s + t.info->local_bytes[a] * t.sr_beta_s_per_byte;
+      return s * t.scale;
+    }
+    case TermKind::backward: {
+      const int p = ops[0];
+      const int og = cls(p).out_grad_state[choice[p] * kMaxOpOutputs + ports[0]];
+      double s = 0;
+      for (int j = 1; j < t.count; ++j) {
+        const int gj = cls(ops[j]).in_grad_state[choice[ops[j]] * kMaxOpInputs + ports[j]];
+        bool dup = false;
+        for (int l = 1; l < j && !dup; ++l) {
+          dup = cls(ops[l]).in_grad_state[choice[ops[l]] * kMaxOpInputs + ports[l]] == gj;
+        }
+        if (!dup) s += backward_pair_s(t, gj, og);
+      }
+      return s;
+    }
+    case TermKind::tied: {
+      const int r0 = ops[0], r = ops[1];
+      const OpClass& k0 = cls(r0);
+      const OpClass& k = cls(r);
+      const int store = k0.store_state[choice[r0] * kMaxOpInputs + ports[0]];
+      const int q = choice[r] * kMaxOpInputs + ports[1];
+      double s = tb.time_s(store, k.in_state[q]) * t.scale * (k0.zero[choice[r0]] ? 2 : 1);
+      if (t.sync_weight > 0) s += t.sync_weight * tb.time_s(k.in_grad_state[q], store);
+      return s;
+    }
+  }
+  return 0;
+}
+
+}  // namespace autoddl::search

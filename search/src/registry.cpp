@@ -1,0 +1,47 @@
+// The one table of search methods: adding a method = one file in methods/ plus one row here.
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/search/searcher.hpp"
+
+namespace autoddl::search {
+
+namespace methods {
+std::vector<SearchResult> run_cd(SearchContext&, std::string&);
+std::vector<SearchResult> run_cd_nbh(SearchContext&, std::string&);
+std::vector<SearchResult> run_cd_mesh(SearchContext&, std::string&);
+std::vector<SearchResult> run_chain_dp(SearchContext&, std::string&);
+std::vector<SearchResult> run_ilp(SearchContext&, std::string&);
+std::vector<SearchResult> run_dp(SearchContext&, std::string&);
+std::vector<SearchResult> run_zero1(SearchContext&, std::string&);
+std::vector<SearchResult> run_zero3(SearchContext&, std::string&);
+std::vector<SearchResult> run_megatron(SearchContext&, std::string&);
+std::vector<SearchResult> run_owt(SearchContext&, std::string&);
+}  // namespace methods
+
+const std::vector<Searcher>& searchers() {
+  static const std::vector<Searcher> table = {
+      {"cd", "coordinate descent from dp, ZeRO, Megatron-like and random seeds (AutoDDL)", false, methods::run_cd},
+      {"cd-nbh", "coordinate descent plus joint moves of up to 4 adjacent ops (OneFlow-style)", false,
+       methods::run_cd_nbh},
+      {"cd-mesh", "cd-nbh on every mesh shape of the same GPUs (1-3 dims, node-aligned); the fastest", false,
+       methods::run_cd_mesh},
+      {"chain-dp", "exact dynamic programming when ops form a chain or tree", false, methods::run_chain_dp},
+      {"ilp", "exact ILP of the same objective (Alpa), COIN-OR CBC under --time-limit", false, methods::run_ilp},
+      {"dp", "data parallel (PyTorch DDP)", true, methods::run_dp},
+      {"zero1", "data parallel with sharded optimizer state (ZeRO-1)", true, methods::run_zero1},
+      {"zero3", "fully sharded data parallel (ZeRO-3 / FSDP)", true, methods::run_zero3},
+      {"megatron", "best Megatron-LM grid point: tp x pp x dp x micro-batch x sp x recompute", true,
+       methods::run_megatron},
+      {"owt", "one weird trick (Krizhevsky 2014): conv data-parallel, FC model-parallel; CNNs only", true,
+       methods::run_owt},
+  };
+  return table;
+}
+
+const Searcher* find_searcher(std::string_view name) {
+  for (const Searcher& s : searchers()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace autoddl::search

@@ -1,0 +1,239 @@
+// The shared state of the table-based methods (see searcher.hpp). configure() picks the tables'
+// configuration the way OneFlow's adaptive memory loop does: try the fastest configuration
+// first (one micro-batch, no recompute), descend quickly from the expert seeds, and move on to
+// recompute and more micro-batches only while the result does not fit; a fit in the table's
+// estimate that evaluate() still rejects lowers the table's capacity by the excess and retries.
+// With a pipeline dim, each configuration partitions layers into stages first (pipeline.hpp).
+#include <algorithm>
+#include <chrono>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/search/assignment.hpp"
+#include "autoddl/search/pipeline.hpp"
+#include "autoddl/search/searcher.hpp"
+
+namespace autoddl::search {
+
+using namespace costmodel;
+
+SearchContext::SearchContext(const Graph& g, const ClusterSpec& c, SearchOptions opt)
+    : g_(&g), c_(&c), opt_(std::move(opt)) {
+  mesh_ = opt_.mesh_shape.empty() ? default_mesh(c).shape() : opt_.mesh_shape;
+  make_mesh(c, mesh_, "--mesh");
+  if (opt_.pipeline_dim >= static_cast<int>(mesh_.size())) {
+    throw InputError("--pipeline-dim", "", "mesh " + std::to_string(mesh_.size()) + "-D has no dim " +
+                                               std::to_string(opt_.pipeline_dim));
+  }
+  if (opt_.pipeline_dim >= 0 && mesh_[opt_.pipeline_dim] < 2) {
+    throw InputError("--pipeline-dim", "", "the pipeline dim must have at least 2 devices");
+  }
+}
+
+SearchContext::~SearchContext() = default;
+
+void SearchContext::progress(const std::string& line) const {
+  if (opt_.progress) opt_.progress(line);
+}
+
+const CostTables& SearchContext::tables() {
+  if (!tables_) configure();
+  return *tables_;
+}
+
+const Coordinates& SearchContext::coordinates() {
+  if (!coords_) coords_ = std::make_unique<Coordinates>(make_coordinates(tables(), opt_.tie_layers));
+  return *coords_;
+}
+
+const std::vector<Seed>& SearchContext::seeds() {
+  tables();
+  return seeds_;
+}
+
+const nlohmann::json& SearchContext::config() {
+  tables();
+  return config_;
+}
+
+void SearchContext::offer(const std::vector<int>& choice, double objective_s) {
+  if (incumbent_.empty() || objective_s < incumbent_s_) {
+    incumbent_ = choice;
+    incumbent_s_ = objective_s;
+  }
+}
+
+SearchResult SearchContext::result(const std::string& method, const std::vector<int>& choice, double search_s) {
+  const CostTables& t = tables();
+  SearchResult r;
+  r.method = method;
+  r.scheme = to_scheme(t, choice, method);
+  r.report = evaluate(*g_, *c_, r.scheme);
+  r.search_s = search_s;
+  r.objective_s = recompute_objective(t, choice).total();
+  offer(choice, *r.objective_s);
+  return r;
+}
+
+namespace {
+
+struct Cfg {
+  int m;
+  Recompute rc;
+};
+
+struct Attempt {
+  Cfg cfg;
+  std::unique_ptr<CostTables> tables;
+  std::vector<Seed> seeds;
+  std::vector<int> choice;
+  CostReport report;
+  nlohmann::json info;
+};
+
+// Quick plain CD from the expert seeds (not the random ones): the configuration probe.
+std::vector<int> quick_descent(const CostTables& t, const std::vector<Seed>& seeds) {
+  const Coordinates co = make_coordinates(t, false);
+  std::vector<int> best;
+  double best_obj = 0;
+  for (const Seed& s : seeds) {
+    if (s.name.rfind("random", 0) == 0) continue;
+    Assignment a(t, s.choice);
+    CdOptions opt;
+    opt.time_limit_s = 10;
+    coordinate_descent(a, co, opt);
+    if (best.empty() || a.objective() < best_obj) {
+      best = a.choice();
+      best_obj = a.objective();
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void SearchContext::configure() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int pd = opt_.pipeline_dim;
+  const int stages = pd < 0 ? 1 : mesh_[pd];
+  std::vector<Cfg> cfgs;
+  if (stages == 1) {
+    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) cfgs.push_back({1, rc});
+    for (int m = 2; m <= g_->batch; m *= 2) {
+      if (g_->batch % m == 0) cfgs.push_back({m, Recompute::full});
+    }
+  } else {
+    for (Recompute rc : {Recompute::none, Recompute::full}) {
+      for (int m = stages; m <= g_->batch && m <= 8 * stages; m *= 2) {
+        if (g_->batch % m == 0) cfgs.push_back({m, rc});
+      }
+    }
+    if (cfgs.empty()) {
+      throw InputError("--pipeline-dim", "", "the batch " + std::to_string(g_->batch) + " has no micro-batch count >= " +
+                                                 std::to_string(stages) + " stages");
+    }
+  }
+  auto options = [&](int m, Recompute rc, double sync_weight) {
+    TableOptions o;
+    o.mesh_shape = mesh_;
+    o.pipeline_dim = pd;
+    o.micro_batches = m;
+    o.recompute = rc;
+    o.zero_storage = opt_.zero_storage;
+    o.shard_optimizer = opt_.shard_optimizer;
+    o.sync_weight = sync_weight;
+    return o;
+  };
+  const bool auto_sync = opt_.sync_weight < 0;
+  auto attempt = [&](const Cfg& cfg, double sync_weight) {
+    Attempt a;
+    a.cfg = cfg;
+    a.info = {{"micro_batches", cfg.m}, {"recompute", std::string(recompute_name(cfg.rc))},
+              {"sync_weight", sync_weight}};
+    TableOptions o = options(cfg.m, cfg.rc, sync_weight);
+    std::vector<int> reference;
+    if (stages > 1) {
+      CostTables ref(*g_, *c_, o);
+      reference = quick_descent(ref, make_seeds(ref, 0, opt_.seed));
+      const StagePlan plan = partition_stages(ref, reference, stages);
+      o.op_stage = plan.op_stage;
+      a.info["stage_time_s"] = plan.stage_time_s;
+      a.info["stage_memory_bytes"] = plan.stage_memory_bytes;
+    }
+    a.tables = std::make_unique<CostTables>(*g_, *c_, o);
+    a.seeds = make_seeds(*a.tables, opt_.random_restarts, opt_.seed);
+    if (!reference.empty()) a.seeds.insert(a.seeds.begin(), Seed{"stage-reference", reference});
+    a.choice = quick_descent(*a.tables, a.seeds);
+    a.report = evaluate(*g_, *c_, to_scheme(*a.tables, a.choice, "probe"));
+    // The table fits but evaluate() does not (transient gathers): lower the capacity and retry.
+    for (int retry = 0; retry < 3 && !a.report.feasible; ++retry) {
+      if (recompute_objective(*a.tables, a.choice).penalty_s > 0) break;  // the table agrees: no fit
+      const double excess = a.report.peak_memory_bytes - a.report.memory_capacity_bytes;
+      for (int s = 0; s < a.tables->stages(); ++s) {
+        a.tables->set_capacity_bytes(s, a.tables->capacity_bytes(s) - 1.05 * excess - 1e6);
+      }
+      a.choice = quick_descent(*a.tables, a.seeds);
+      a.report = evaluate(*g_, *c_, to_scheme(*a.tables, a.choice, "probe"));
+    }
+    a.info["probe_iteration_s"] = a.report.iteration_s;
+    a.info["probe_feasible"] = a.report.feasible;
+    a.info["capacity_bytes"] = a.tables->capacity_bytes(0);
+    return a;
+  };
+
+  std::vector<Attempt> tried;
+  nlohmann::json log = nlohmann::json::array();
+  int chosen = -1;
+  for (const Cfg& cfg : cfgs) {
+    progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
+             std::string(recompute_name(cfg.rc)));
+    tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
+    log.push_back(tried.back().info);
+    const CostReport& r = tried.back().report;
+    if (!r.feasible) continue;
+    // Without a pipeline the first fit is the fastest (more micro-batches and recompute only add
+    // work); with one, more micro-batches shrink the bubble, so keep the fastest fit.
+    if (chosen < 0 || r.iteration_s < tried[chosen].report.iteration_s) chosen = static_cast<int>(tried.size()) - 1;
+    if (stages == 1) break;
+  }
+  if (chosen < 0) {  // nothing fits: the least memory, reported infeasible
+    chosen = 0;
+    for (size_t i = 1; i < tried.size(); ++i) {
+      if (tried[i].report.peak_memory_bytes < tried[chosen].report.peak_memory_bytes) chosen = static_cast<int>(i);
+    }
+  }
+  // Gradient sync hides behind the backward in evaluate() (bucketed, overlapped), which an
+  // additive objective cannot see: probe smaller weights of it and keep the one whose descent
+  // evaluate() likes best.
+  if (auto_sync) {
+    const Cfg cfg = tried[chosen].cfg;
+    for (double w : {0.5, 0.25, 0.0}) {
+      progress("configuring tables: gradient-sync weight " + std::string(w == 0.5 ? "0.5" : w == 0.25 ? "0.25" : "0"));
+      tried.push_back(attempt(cfg, w));
+      log.push_back(tried.back().info);
+      const CostReport& r = tried.back().report;
+      const CostReport& b = tried[chosen].report;
+      if ((r.feasible && !b.feasible) || (r.feasible == b.feasible && r.iteration_s < b.iteration_s)) {
+        chosen = static_cast<int>(tried.size()) - 1;
+      }
+    }
+  }
+  Attempt& a = tried[chosen];
+  tables_ = std::move(a.tables);
+  seeds_ = std::move(a.seeds);
+  offer(a.choice, recompute_objective(*tables_, a.choice).total());
+  config_ = a.info;
+  config_["tried"] = log;
+  config_["mesh"] = mesh_;
+  config_["pipeline_dim"] = pd;
+  config_["sync_weight"] = tables_->options().sync_weight;
+  config_["zero_storage"] = opt_.zero_storage;
+  config_["shard_optimizer"] = opt_.shard_optimizer;
+  config_["ops"] = tables_->ops();
+  config_["op_classes"] = tables_->classes();
+  config_["terms"] = tables_->terms();
+  config_["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace autoddl::search

@@ -1,0 +1,142 @@
+// Pins the cost tables against the cost model they summarize: with gradient sync fully charged
+// and unbucketed, the table objective of any assignment is evaluate()'s iteration time, and the
+// table memory is evaluate()'s parameter plus activation memory; the incremental objective equals a recomputation
+// from scratch after random single, joint and tied moves.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/search/coordinate_descent.hpp"
+#include "autoddl/search/scheme_map.hpp"
+#include "fixtures.hpp"
+
+using namespace search_fixtures;
+
+namespace {
+
+// evaluate() with one gradient per bucket and the sync fully exposed, in the table's terms:
+// m·T + Σ sync + the optimizer step without its one kernel launch.
+double evaluate_as_table(const Graph& g, const ClusterSpec& c, Scheme s) {
+  s.bucket_bytes = 1;
+  const CostReport r = evaluate(g, c, s);
+  return r.iteration_s - r.grad_sync_exposed_s + r.grad_sync_s - c.gpu.launch_overhead_s;
+}
+
+std::vector<int> random_choice(const CostTables& t, std::mt19937_64& rng) {
+  std::vector<int> c(t.ops());
+  for (int i = 0; i < t.ops(); ++i) c[i] = static_cast<int>(rng() % t.choices(i));
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the table objective of any assignment is evaluate's iteration time with sync unhidden",
+          "[search][tables]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt();
+  std::mt19937_64 rng(7);
+  for (auto [m, rc] : {std::pair{1, Recompute::none}, std::pair{2, Recompute::selective}, std::pair{4, Recompute::full}}) {
+    TableOptions o = table_options({2, 8}, /*zero=*/false);
+    o.micro_batches = m;
+    o.recompute = rc;
+    const CostTables t(g, c, o);
+    std::vector<std::vector<int>> choices;
+    for (const Seed& s : make_seeds(t, 3, 11)) choices.push_back(s.choice);
+    for (const auto& ch : choices) {
+      INFO("micro-batches " << m << ", recompute " << recompute_name(rc));
+      const Objective obj = recompute_objective(t, ch);
+      CHECK(obj.time_s == Approx(evaluate_as_table(g, c, to_scheme(t, ch, "x"))).epsilon(1e-9));
+      if (rc == Recompute::full) continue;  // full recompute keeps one block: the table averages blocks
+      // Memory without the transient gather of a tied weight (the search leaves that to a retry
+      // with a lower capacity).
+      const CostReport r = evaluate(g, c, to_scheme(t, ch, "x"));
+      CHECK(obj.memory_bytes[0] == Approx(r.param_memory_bytes + r.activation_memory_bytes).epsilon(1e-9));
+      CHECK(obj.memory_bytes[0] <= r.peak_memory_bytes);
+    }
+  }
+}
+
+TEST_CASE("ZeRO-stored parameters cost a gather forward and backward, as evaluate prices them", "[search][tables]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g = chain_graph(16, 256, 512, 64);
+  const CostTables t(g, c, table_options({8}));
+  std::vector<int> zero;
+  for (const Seed& s : make_seeds(t, 0, 1)) {
+    if (s.name == "zero3") zero = s.choice;
+  }
+  REQUIRE(!zero.empty());
+  const Scheme s = to_scheme(t, zero, "zero3");
+  CHECK(s.regather_in_backward);
+  CHECK(recompute_objective(t, zero).time_s == Approx(evaluate_as_table(g, c, s)).epsilon(1e-9));
+  // The same signatures replicated are cheaper in time: gathering is not free.
+  std::vector<int> dp;
+  for (const Seed& x : make_seeds(t, 0, 1)) {
+    if (x.name == "dp") dp = x.choice;
+  }
+  CHECK(recompute_objective(t, dp).time_s < recompute_objective(t, zero).time_s);
+}
+
+TEST_CASE("identical transformer layers share one op class", "[search][tables]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g2 = tiny_gpt(2), g6 = tiny_gpt(6);
+  const CostTables two(g2, c, table_options({8}));
+  const CostTables six(g6, c, table_options({8}));
+  CHECK(six.ops() > two.ops());
+  CHECK(six.classes() == two.classes());
+}
+
+TEST_CASE("the incremental objective equals a from-scratch recomputation after random moves", "[search][tables]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(3);
+  for (const auto& mesh : {std::vector<int>{2, 8}, std::vector<int>{16}}) {
+    TableOptions o = table_options(mesh);
+    o.memory_capacity_bytes = 0.6e9;  // tight, so the memory penalty moves too
+    const CostTables t(g, c, o);
+    std::mt19937_64 rng(3);
+    Assignment a(t, random_choice(t, rng));
+    const Coordinates tied = make_coordinates(t, true);
+    REQUIRE(tied.tied_groups > 0);
+    for (int step = 0; step < 3000; ++step) {
+      if (step % 3 == 0) {  // a tied coordinate: all layers' ops at one position together
+        const int k = static_cast<int>(rng() % tied.size());
+        const int n = tied.op_begin[k + 1] - tied.op_begin[k];
+        std::vector<int> cs(n, static_cast<int>(rng() % t.choices(tied.ops[tied.op_begin[k]])));
+        const int nt = tied.term_begin[k + 1] - tied.term_begin[k];
+        const double before = a.objective();
+        const double d = a.delta(&tied.ops[tied.op_begin[k]], cs.data(), n, &tied.terms[tied.term_begin[k]], nt);
+        a.move(&tied.ops[tied.op_begin[k]], cs.data(), n, &tied.terms[tied.term_begin[k]], nt);
+        REQUIRE(a.objective() == Approx(before + d).epsilon(1e-9));
+      } else {
+        const int op = static_cast<int>(rng() % t.ops());
+        const int ch = static_cast<int>(rng() % t.choices(op));
+        const double before = a.objective();
+        const double d = a.delta(op, ch);
+        a.move(op, ch);
+        REQUIRE(a.objective() == Approx(before + d).epsilon(1e-9));
+      }
+      if (step % 500 == 499) {
+        const Objective o = recompute_objective(t, a.choice());
+        REQUIRE(a.time_s() == Approx(o.time_s).epsilon(1e-9));
+        REQUIRE(a.penalty_s() == Approx(o.penalty_s).epsilon(1e-9).margin(1e-12));
+        REQUIRE(a.memory_bytes(0) == Approx(o.memory_bytes[0]).epsilon(1e-9));
+      }
+    }
+    CHECK(a.penalty_s() >= 0);
+  }
+}
+
+TEST_CASE("a scheme maps into the tables and back to the same signatures", "[search][tables]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g = tiny_gpt();
+  const CostTables t(g, c, table_options({2, 4}));
+  const std::vector<Seed> seeds = make_seeds(t, 1, 5);
+  REQUIRE(seeds.size() >= 4);
+  for (const Seed& s : seeds) {
+    const Scheme sc = to_scheme(t, s.choice, s.name);
+    std::vector<int> back;
+    REQUIRE(from_signatures(t, sc.op_sigs, &sc.param_storage, back));
+    INFO(s.name);
+    CHECK(back == s.choice);
+  }
+}
