@@ -378,8 +378,8 @@ void CostTables::build_terms() {
     t.sr_alpha_s = pp_tier_.alpha_s;
     t.sr_beta_s_per_byte = pp_tier_.beta_s_per_byte;
   };
-  // Backward groups: (tensor, consumer stage) -> consumers, in op order.
-  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> groups;
+  // Forward and backward groups: (tensor, consumer stage) -> consumers, in op order.
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> groups, fwd_groups;
   std::set<std::pair<int, int>> param_first_in_stage;
   for (int i = 0; i < n_ops; ++i) {
     const Op& op = g.ops[i];
@@ -403,14 +403,23 @@ void CostTables::build_terms() {
       }
       const int p = x.producer;
       if (p < 0) continue;
-      Term fwd;
-      fwd.kind = TermKind::forward;
-      fwd.info = cls(i).in_info[slot];
-      fwd.scale = m;
-      set_sr(fwd, op_stage_[p] != op_stage_[i]);
-      add_term(fwd, {{p, out_slot[t]}, {i, slot}});
+      fwd_groups[{t, op_stage_[i]}].push_back({i, slot});
       if (differentiable(x)) groups[{t, op_stage_[i]}].push_back({i, slot});
     }
+  }
+  // Forward: per (tensor, consumer stage) the producer's output is sent once and boxed once
+  // per distinct target state, the result shared by the readers (as evaluate() charges it).
+  for (const auto& [key, members] : fwd_groups) {
+    const int t = key.first;
+    const int p = g.tensors[t].producer;
+    Term fwd;
+    fwd.kind = TermKind::forward;
+    fwd.info = cls(members[0].first).in_info[members[0].second];
+    fwd.scale = m;
+    set_sr(fwd, op_stage_[p] != key.second);
+    std::vector<std::pair<int, int>> all{{p, out_slot[t]}};
+    all.insert(all.end(), members.begin(), members.end());
+    add_term(fwd, all);
   }
   for (const auto& [key, members] : groups) {
     const int t = key.first;
@@ -440,6 +449,11 @@ void CostTables::build_terms() {
   }
 }
 
+double CostTables::forward_send_s(const Term& t, int out_state) const {
+  if (t.sr_beta_s_per_byte <= 0 && t.sr_alpha_s <= 0) return 0;
+  return (t.sr_alpha_s + t.info->local_bytes[out_state] * t.sr_beta_s_per_byte) * t.scale;
+}
+
 double CostTables::backward_pair_s(const Term& t, int g, int og) const {
   double s = t.info->table->time_s(g, og);
   if (t.sr_beta_s_per_byte > 0 || t.sr_alpha_s > 0) s += t.sr_alpha_s + t.info->local_bytes[g] * t.sr_beta_s_per_byte;
@@ -453,12 +467,16 @@ double CostTables::term_cost(int ti, const int* choice) const {
   const BoxingTable& tb = *t.info->table;
   switch (t.kind) {
     case TermKind::forward: {
-      const int p = ops[0], c = ops[1];
+      const int p = ops[0];
       const int a = cls(p).out_state[choice[p] * kMaxOpOutputs + ports[0]];
-      const int b = cls(c).in_state[choice[c] * kMaxOpInputs + ports[1]];
-      double s = tb.time_s(a, b);
-      if (t.sr_beta_s_per_byte > 0 || t.sr_alpha_s > 0) s += t.sr_alpha_s + t.info->local_bytes[a] * t.sr_beta_s_per_byte;
-      return s * t.scale;
+      double s = forward_send_s(t, a);
+      for (int j = 1; j < t.count; ++j) {
+        const int b = cls(ops[j]).in_state[choice[ops[j]] * kMaxOpInputs + ports[j]];
+        bool dup = false;
+        for (int l = 1; l < j && !dup; ++l) dup = cls(ops[l]).in_state[choice[ops[l]] * kMaxOpInputs + ports[l]] == b;
+        if (!dup) s += tb.time_s(a, b) * t.scale;
+      }
+      return s;
     }
     case TermKind::backward: {
       const int p = ops[0];

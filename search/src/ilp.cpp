@@ -164,6 +164,10 @@ class Builder {
       add_multi_backward(term);
       return;
     }
+    if (tm.kind == TermKind::forward && tm.count > 2) {
+      add_multi_forward(term);
+      return;
+    }
     Side a, b;
     switch (tm.kind) {
       case TermKind::forward:
@@ -189,6 +193,38 @@ class Builder {
       }
     }
     linear_or_transport(a, b, cost);
+  }
+
+  // Several readers in one stage: the send is linear in the producer's choice; boxing as for
+  // backward: e^j per reader (no cost), h_ab ≥ e^j_ab charged once per state pair.
+  void add_multi_forward(int term) {
+    const Term& tm = t_.term(term);
+    const int* ops = t_.term_members(term);
+    const int8_t* ports = t_.term_ports(term);
+    const Side a = make_side(t_, co_, ops[0], key_out, ports[0]);
+    const int na = static_cast<int>(a.rep.size());
+    for (int c = 0; c < static_cast<int>(a.key_of.size()); ++c) {
+      lp_.obj[x(a, c)] += t_.forward_send_s(tm, a.raw[a.key_of[c]]) * kObjScale;
+    }
+    const costmodel::BoxingTable& tb = *tm.info->table;
+    std::map<std::pair<int, int>, int> h;  // (out raw, in raw) -> column
+    for (int j = 1; j < tm.count; ++j) {
+      const Side b = make_side(t_, co_, ops[j], key_in, ports[j]);
+      const int nb = static_cast<int>(b.rep.size());
+      const int e0 = transport(a, b, {});
+      for (int ia = 0; ia < na; ++ia) {
+        for (int ib = 0; ib < nb; ++ib) {
+          const int out = a.raw[ia], in = b.raw[ib];
+          const double c = tb.time_s(out, in) * tm.scale * kObjScale;
+          if (c == 0) continue;
+          auto it = h.find({out, in});
+          if (it == h.end()) it = h.emplace(std::make_pair(out, in), lp_.col(c)).first;
+          lp_.entry(it->second, 1);
+          lp_.entry(e0 + ia * nb + ib, -1);
+          lp_.end_row(0, 1e30);
+        }
+      }
+    }
   }
 
   // Several consumers: e^j per consumer (no cost), h_ab ≥ e^j_ab charged once per state pair.

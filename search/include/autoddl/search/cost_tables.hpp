@@ -58,7 +58,8 @@ struct OpClass {
 };
 
 enum class TermKind : uint8_t {
-  forward,   // [producer, consumer]: out → in boxing (+ send/recv across stages)
+  forward,   // [producer, consumers...] of one stage: one send/recv across stages, then
+             // out → in boxing once per distinct input state (readers share the result)
   backward,  // [producer, consumers...]: each distinct input-gradient state → the producer's
              // output-gradient state, once (gradients that share an SBP are summed first)
   tied,      // [first reader, later reader] of a parameter: gather storage → use, and the
@@ -118,6 +119,8 @@ class CostTables {
   double term_cost(int t, const int* choice) const;
   // A backward term's charge for one distinct input-gradient state g into output-gradient og.
   double backward_pair_s(const Term& t, int g, int og) const;
+  // A forward term's stage-crossing send of the producer's piece in `out_state` (0 if none).
+  double forward_send_s(const Term& t, int out_state) const;
   // Terms touching an op.
   const int* op_terms(int op, int& n) const {
     n = op_terms_begin_[op + 1] - op_terms_begin_[op];
