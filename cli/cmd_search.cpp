@@ -99,7 +99,8 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g) 
   std::vector<Row> rows;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    const std::string label = op.block.empty() ? "(" + op.name + ")" : op.block;
+    std::string label = op.block.empty() ? "(" + op.name + ")" : op.block;
+    if (s.stages() > 1) label = "[stage " + std::to_string(best.report.per_op[i].stage) + "] " + label;
     if (rows.empty() || (op.block.empty() ? true : rows.back().label != label)) rows.push_back({label, "", 0, 0, 0, 1, label});
     Row& row = rows.back();
     const OpCostRow& c = best.report.per_op[i];
@@ -126,12 +127,14 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g) 
     if (!folded.empty()) {
       Row& f = folded.back();
       const double a = (f.compute + f.boxing + f.sync) / f.count, b = r.compute + r.boxing + r.sync;
-      if (f.choice == r.choice && f.label[0] != '(' && r.label[0] != '(' && std::abs(a - b) <= 1e-3 * std::max(a, b)) {
+      const bool layer = f.label.back() != ')' && r.label.back() != ')';
+      const bool same_stage = f.label.rfind("[stage", 0) != 0 || f.label.substr(0, f.label.find(']')) == r.label.substr(0, r.label.find(']'));
+      if (f.choice == r.choice && layer && same_stage && std::abs(a - b) <= 1e-3 * std::max(a, b)) {
         f.compute += r.compute;
         f.boxing += r.boxing;
         f.sync += r.sync;
         f.count += 1;
-        f.last = r.label;
+        f.last = r.label.rfind("[stage", 0) == 0 ? r.label.substr(r.label.find(']') + 2) : r.label;
         continue;
       }
     }
@@ -139,11 +142,11 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g) 
   }
   std::printf("\nexplain %s (per iteration; weight:SBP as used, @storage when stored otherwise; -> output SBP)\n",
               best.method.c_str());
-  std::printf("  %-28s %10s %10s %10s  %s\n", "layer", "compute", "boxing", "grad sync", "chosen");
+  std::printf("  %-34s %10s %10s %10s  %s\n", "layer", "compute", "boxing", "grad sync", "chosen");
   for (const Row& r : folded) {
     std::string label = r.count > 1 ? r.label + " .. " + r.last + " (x" + std::to_string(r.count) + ", each)" : r.label;
     const double n = r.count;
-    std::printf("  %-28s %10s %10s %10s  %s\n", label.c_str(), human_seconds(r.compute / n).c_str(),
+    std::printf("  %-34s %10s %10s %10s  %s\n", label.c_str(), human_seconds(r.compute / n).c_str(),
                 human_seconds(r.boxing / n).c_str(), human_seconds(r.sync / n).c_str(), r.choice.c_str());
   }
   std::printf("  grad sync overlaps the backward; exposed %s of %s. Mesh %s, %d micro-batch(es), recompute %s.\n",

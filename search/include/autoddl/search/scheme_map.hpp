@@ -21,14 +21,15 @@ bool from_signatures(const CostTables& t, const std::vector<costmodel::OpSignatu
                      bool zero_all = false);
 
 struct Seed {
-  std::string name;  // "dp", "zero3", "megatron", "roles:TD", "owt", "random:<rng seed>"
+  std::string name;  // "dp", "zero3", "megatron", "roles:TD", "roles:DT+sp", "axes:01", "owt", "random:<seed>"
   std::vector<int> choice;
 };
 
 // Data parallel (every SBP dim a data dim), ZeRO-3 storage of it, Megatron-like (last SBP dim
-// tensor-parallel, the others data), every other mix of data and tensor dims, and for CNNs one
-// weird trick, each lowered by costmodel::lower_roles for the tables' mesh and micro-batches;
-// then `random_restarts` uniform random assignments from rng_seed.
+// tensor-parallel, the others data), every other mix of data and tensor dims with and without
+// sequence parallelism, and for CNNs one weird trick, each lowered by costmodel::lower_roles for
+// the tables' mesh and micro-batches; axis patterns (batch-major activations split on axis 0 or
+// 1 per dim); then `random_restarts` uniform random assignments from rng_seed.
 std::vector<Seed> make_seeds(const CostTables& t, int random_restarts, uint64_t rng_seed);
 
 }  // namespace autoddl::search
