@@ -10,6 +10,7 @@
 #include <chrono>
 #include <string>
 
+#include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/sim/collectives.hpp"
 #include "autoddl/sim/platform.hpp"
@@ -21,10 +22,41 @@ namespace autoddl::sim {
 
 namespace {
 
+// Calibrated collectives (sim/README.md "Calibrated network"): when the cluster's calibration
+// measured this (kind, ranks, ranks per node), the collective's transfers carry `bytes_scale`
+// times their bytes and the collective first waits `extra_latency_s`, so that, uncontended,
+// it takes the calibrated time instead of the α-β time of the algorithm it runs:
+// with T = L + B the model's time (L its latency part, its time at 0 bytes) and r = T_cal / T,
+// wait max(0, (r − 1)·L) and scale the bytes by (T_cal − L − wait) / B (= r when r >= 1).
+// Contended, the scaled bytes share links like the real, slower transfers would.
+struct CollectiveScale {
+  double bytes_scale = 1;
+  double extra_latency_s = 0;
+};
+
+CollectiveScale calibrated_scale(const costmodel::ClusterSpec& c, const Task& t, int gpus_per_node) {
+  if (!c.calibration || t.devices.size() < 2 || t.bytes <= 0) return {};
+  const int local = ranks_per_node(t.devices, gpus_per_node);
+  if (local <= 0) return {};
+  const costmodel::CommGroup grp{static_cast<int>(t.devices.size()), local};
+  const double calibrated = c.calibration->collective_time_s(t.collective, grp, t.bytes);
+  if (calibrated < 0) return {};
+  const double model = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, t.bytes);
+  const double latency = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, 0);
+  if (model <= 0 || latency < 0 || model - latency <= 0) return {};
+  const double r = calibrated / model;
+  CollectiveScale s;
+  s.extra_latency_s = std::max(0.0, (r - 1) * latency);
+  s.bytes_scale = std::max(0.0, (calibrated - latency - s.extra_latency_s) / (model - latency));
+  return s;
+}
+
 class Executor {
  public:
-  Executor(const Program& p, const Platform& plat, Fidelity f, double gpu_flops)
-      : prog_(p), plat_(plat), fidelity_(f), gpu_flops_(gpu_flops), state_(p.size()), timing_(p.size()) {}
+  Executor(const Program& p, const Platform& plat, const costmodel::ClusterSpec& cluster, Fidelity f,
+           double gpu_flops)
+      : prog_(p), plat_(plat), cluster_(cluster), fidelity_(f), gpu_flops_(gpu_flops), state_(p.size()),
+        timing_(p.size()) {}
 
   void start_actors() {
     for (int d = 0; d < prog_.devices(); ++d) {
@@ -87,7 +119,9 @@ class Executor {
       } else {
         XBT_DEBUG("%s %s over %zu devices, %g bytes", t.name.c_str(),
                   std::string(costmodel::collective_info(t.collective).name).c_str(), t.devices.size(), t.bytes);
-        run_collective(t.collective, t.algo, group_of(t), t.bytes, fidelity_);
+        const CollectiveScale scale = calibrated_scale(cluster_, t, plat_.gpus_per_node);
+        wait_latency(scale.extra_latency_s);
+        run_collective(t.collective, t.algo, group_of(t), t.bytes * scale.bytes_scale, fidelity_);
       }
       tm.end_s = sg4::Engine::get_clock();
       finish(id);
@@ -97,6 +131,7 @@ class Executor {
  private:
   const Program& prog_;
   const Platform& plat_;
+  const costmodel::ClusterSpec& cluster_;
   Fidelity fidelity_;
   double gpu_flops_;
   std::vector<State> state_;
@@ -123,7 +158,7 @@ SimResult execute_program(const Program& program, const costmodel::ClusterSpec& 
 
   auto seconds_since = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   XBT_VERB("platform built in %.3f s wall", seconds_since(wall_start));
-  Executor ex(program, plat, options.fidelity, cluster.gpu.peak_flops(options.dtype));
+  Executor ex(program, plat, cluster, options.fidelity, cluster.gpu.peak_flops(options.dtype));
   ex.start_actors();
   XBT_VERB("actors started at %.3f s wall", seconds_since(wall_start));
   engine.run();

@@ -134,7 +134,7 @@ Program collective_sweep_program(const ClusterSpec& cluster, CollectiveKind kind
     if (algo) {
       a = *algo;
     } else {
-      // The analytical model's pick, when the simulator has it (it has no tree yet).
+      // The analytical model's pick, when the simulator has it and it applies to the group.
       const auto est = costmodel::collective_time(cluster, kind, costmodel::contiguous_group(cluster, ranks), s);
       const CollectiveAlgorithm* row = find_collective_algorithm(kind, est.algo);
       if (row && row->applies(static_cast<int>(devices.size()), local)) a = est.algo;

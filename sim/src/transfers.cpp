@@ -25,6 +25,14 @@ void Transfers::wait_all() {
   comms_.clear();
 }
 
+size_t Transfers::wait_any() {
+  // 3.32: Comm::wait_any; 3.35+: ActivitySet::wait_any.
+  const ssize_t i = sg4::Comm::wait_any(comms_);
+  xbt_assert(i >= 0, "wait_any on an empty batch");
+  comms_.erase(comms_.begin() + i);
+  return static_cast<size_t>(i);
+}
+
 double route_latency_s(sg4::Host* src, sg4::Host* dst) {
   return NetworkStats::current().route(src, dst).latency_s;
 }

@@ -18,6 +18,9 @@ class Transfers {
  public:
   void add(sg4::Host* src, sg4::Host* dst, double bytes);
   void wait_all();
+  // Waits for one transfer, removes it and returns its index (in the order of add, among the
+  // transfers still pending).
+  size_t wait_any();
   size_t size() const { return comms_.size(); }
 
  private:

@@ -76,8 +76,8 @@ TEST_CASE("cluster and program errors come back as InputErrors naming the field"
              Catch::StartsWith("program: task 0 'ar': all_reduce with algorithm hierarchical does not apply"));
 
   sim::Program tree(16);
-  tree.collective(CollectiveKind::all_reduce, {0, 8}, 1e6, CollectiveAlgo::tree);
-  CHECK_THAT(input_error([&] { sim::simulate(tree, c); }), Catch::Contains("the simulator has no all_reduce with algorithm tree"));
+  tree.collective(CollectiveKind::all_gather, {0, 8}, 1e6, CollectiveAlgo::tree);
+  CHECK_THAT(input_error([&] { sim::simulate(tree, c); }), Catch::Contains("the simulator has no all_gather with algorithm tree"));
 
   CHECK_THAT(input_error([&] { sim::simulate(sim::Program(17), c); }), Catch::Contains("17 devices"));
 }

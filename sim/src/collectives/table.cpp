@@ -18,6 +18,7 @@ const std::vector<CollectiveAlgorithm>& collective_algorithms() {
   using namespace collectives;
   static const std::vector<CollectiveAlgorithm> table = {
       {CollectiveKind::all_reduce, CollectiveAlgo::ring, "all_reduce_ring", any_group, all_reduce_ring},
+      {CollectiveKind::all_reduce, CollectiveAlgo::tree, "all_reduce_tree", tree_group, all_reduce_tree},
       {CollectiveKind::all_reduce, CollectiveAlgo::hierarchical, "all_reduce_hierarchical",
        hierarchical_group, all_reduce_hierarchical},
       {CollectiveKind::all_gather, CollectiveAlgo::ring, "all_gather_ring", any_group, all_gather_ring},

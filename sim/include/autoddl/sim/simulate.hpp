@@ -90,7 +90,7 @@ SimResult simulate(const Program& program, const costmodel::ClusterSpec& cluster
 
 // Time of one collective over `ranks` consecutive GPUs (as costmodel::contiguous_group),
 // uncontended; send_recv goes from rank 0 to rank ranks-1. Without `algo`, the algorithm
-// costmodel::collective_time picks, when the simulator has it (not tree: then ring), so
+// costmodel::collective_time picks, when the simulator has it (else the kind's default), so
 // `autoddl comm --sim` compares like with like.
 double simulate_collective(const costmodel::ClusterSpec& cluster, costmodel::CollectiveKind kind,
                            int ranks, double bytes, Fidelity fidelity,
