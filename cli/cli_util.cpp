@@ -1,6 +1,11 @@
 // Shared CLI helpers (see cli_util.hpp).
 #include "cli_util.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -72,6 +77,36 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs) 
 void add_model_options(CLI::App& sub, std::string& model, std::string& knobs) {
   sub.add_option("--model", model, "Zoo model (see `autoddl models`) or a graph JSON file")->required();
   sub.add_option("--set", knobs, "Model knobs, e.g. layers=24,hidden=2048,batch=64");
+}
+
+void add_cluster_options(CLI::App& sub, std::string& cluster, std::optional<int>& nodes, std::string* mesh) {
+  sub.add_option("--cluster", cluster, "Cluster preset name or cluster JSON file")->required();
+  sub.add_option("--nodes", nodes, "Override the preset's node count");
+  if (mesh) sub.add_option("--mesh", *mesh, "Device mesh, e.g. 4x8 or 32 (default: nodes x GPUs per node)");
+}
+
+void add_scheme_option(CLI::App& sub, std::string& scheme) {
+  sub.add_option("--scheme", scheme,
+                 "dp | zero1 | zero3 | owt | megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1]"
+                 "[,recompute=none|selective|full] | a scheme JSON file")
+      ->required();
+}
+
+int run_logged(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace autoddl::cli

@@ -2,7 +2,9 @@
 // formatting for tables, and the common --model/--set, --cluster/--nodes options.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -27,5 +29,15 @@ void emit_json(const nlohmann::json& j, const std::string& file);
 costmodel::Graph load_model(const std::string& model, const std::string& knobs);
 // Adds --model and --set to a subcommand.
 void add_model_options(CLI::App& sub, std::string& model, std::string& knobs);
+
+// --cluster (required) and --nodes; --mesh too when `mesh` is given.
+void add_cluster_options(CLI::App& sub, std::string& cluster, std::optional<int>& nodes,
+                         std::string* mesh = nullptr);
+// --scheme (required): an expert scheme or a scheme JSON file.
+void add_scheme_option(CLI::App& sub, std::string& scheme);
+
+// Runs argv (argv[0] a path) with stdout and stderr into the file `log`; returns the exit
+// status, 128 + signal, or -1 if it did not start. For the GPU programs calib builds.
+int run_logged(const std::vector<std::string>& argv, const std::string& log);
 
 }  // namespace autoddl::cli

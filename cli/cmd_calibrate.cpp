@@ -2,10 +2,7 @@
 // this binary in build/calib/gpu/) and writes one measurements JSON plus one stdout table per
 // benchmark into --out. Without the CUDA build, or without a GPU, it says so in one line and
 // exits 2. autoddl itself never links CUDA: it probes with the `gpu_info` program.
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +13,7 @@
 #include <memory>
 
 #include "autoddl/costmodel/error.hpp"
+#include "cli_util.hpp"
 #include "commands.hpp"
 
 extern char** environ;
@@ -56,24 +54,6 @@ fs::path default_bin_dir() {
   return ec ? fs::path("build/calib/gpu") : self.parent_path() / "calib" / "gpu";
 }
 
-// Runs argv with stdout and stderr sent to `log`; returns the exit status (-1 if it did not run).
-int run_to_file(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 std::string first_line(const fs::path& file) {
   std::FILE* f = std::fopen(file.c_str(), "r");
   if (!f) return "";
@@ -96,7 +76,7 @@ int run_calibrate(const CalibrateArgs& a) {
   fs::path scratch = fs::temp_directory_path() / ("autoddl-gpu-info-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::create_directories(scratch, ec);
-  int probe = run_to_file({(bin / "gpu_info").string(), "--json", (scratch / "gpu_info.json").string()},
+  int probe = run_logged({(bin / "gpu_info").string(), "--json", (scratch / "gpu_info.json").string()},
                           scratch / "gpu_info.txt");
   std::string summary = first_line(scratch / "gpu_info.txt");
   if (probe != 0) {
@@ -125,7 +105,7 @@ int run_calibrate(const CalibrateArgs& a) {
     if (a.quick) argv.push_back("--quick");
     std::cout << b.program << ": " << b.what << " ... " << std::flush;
     auto t0 = std::chrono::steady_clock::now();
-    int rc = run_to_file(argv, out / (std::string(b.program) + ".txt"));
+    int rc = run_logged(argv, out / (std::string(b.program) + ".txt"));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rc == 0) {
       std::printf("ok (%.1f s)\n", s);

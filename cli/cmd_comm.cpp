@@ -107,8 +107,7 @@ int run_comm(const CommOptions& opt) {
 
 RunFn setup_comm(CLI::App& sub) {
   auto opt = std::make_shared<CommOptions>();
-  sub.add_option("--cluster", opt->cluster, "Cluster preset name or cluster JSON file")->required();
-  sub.add_option("--nodes", opt->nodes, "Override the preset's node count");
+  add_cluster_options(sub, opt->cluster, opt->nodes);
   sub.add_option("--op", opt->op, "all_reduce | all_gather | reduce_scatter | all_to_all | send_recv")
       ->capture_default_str();
   sub.add_option("--ranks", opt->ranks, "Number of ranks (consecutive GPUs; beyond one node they span nodes)")

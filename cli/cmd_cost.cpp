@@ -83,13 +83,8 @@ int run_cost(const CostOptions& opt) {
 RunFn setup_cost(CLI::App& sub) {
   auto opt = std::make_shared<CostOptions>();
   add_model_options(sub, opt->model, opt->knobs);
-  sub.add_option("--cluster", opt->cluster, "Cluster preset name or cluster JSON file")->required();
-  sub.add_option("--nodes", opt->nodes, "Override the preset's node count");
-  sub.add_option("--mesh", opt->mesh, "Device mesh, e.g. 4x8 or 32 (default: nodes x GPUs per node)");
-  sub.add_option("--scheme", opt->scheme,
-                 "dp | zero1 | zero3 | owt | megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1]"
-                 "[,recompute=none|selective|full] | a scheme JSON file")
-      ->required();
+  add_cluster_options(sub, opt->cluster, opt->nodes, &opt->mesh);
+  add_scheme_option(sub, opt->scheme);
   sub.add_option("--json", opt->json_file, "Write the CostReport JSON to FILE");
   sub.add_option("--out", opt->scheme_out, "Write the lowered scheme as scheme JSON to FILE");
   sub.add_option("--top", opt->top, "Show the N most expensive ops")->capture_default_str();

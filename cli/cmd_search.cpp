@@ -268,9 +268,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
 RunFn setup_search(CLI::App& sub) {
   auto opt = std::make_shared<SearchCliOptions>();
   add_model_options(sub, opt->model, opt->knobs);
-  sub.add_option("--cluster", opt->cluster, "Cluster preset name or cluster JSON file")->required();
-  sub.add_option("--nodes", opt->nodes, "Override the preset's node count");
-  sub.add_option("--mesh", opt->mesh, "Device mesh, e.g. 4x8 or 32 (default: nodes x GPUs per node)");
+  add_cluster_options(sub, opt->cluster, opt->nodes, &opt->mesh);
   sub.add_option("--pipeline-dim", opt->pipeline_dim,
                  "Mesh dim used as pipeline stages (layers are partitioned by DP); -1 = none")
       ->capture_default_str();

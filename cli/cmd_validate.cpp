@@ -3,9 +3,6 @@
 // runner result brought back from a GPU machine (--measured): predicted vs measured per
 // iteration, phase, step kind and op, with error %. Without a GPU and without --measured it
 // says so in one line and exits 2 (after writing --plan-out). autoddl never links CUDA.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,24 +47,6 @@ bool nvidia_device_present() {
   std::error_code ec;
   if (fs::exists("/dev/nvidiactl", ec)) return true;
   return fs::is_directory("/proc/driver/nvidia/gpus", ec) && !fs::is_empty("/proc/driver/nvidia/gpus", ec);
-}
-
-// Runs argv with stdout and stderr into `log`; the exit status, or -1 if it did not start.
-int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string last_line(const fs::path& file) {
@@ -151,12 +130,8 @@ int run_validate(const ValidateOptions& opt) {
 RunFn setup_validate(CLI::App& sub) {
   auto opt = std::make_shared<ValidateOptions>();
   add_model_options(sub, opt->model, opt->knobs);
-  sub.add_option("--cluster", opt->cluster, "Cluster preset name or cluster JSON file")->required();
-  sub.add_option("--nodes", opt->nodes, "Override the preset's node count");
-  sub.add_option("--mesh", opt->mesh, "Device mesh, e.g. 4x8 or 32 (default: nodes x GPUs per node)");
-  sub.add_option("--scheme", opt->scheme,
-                 "dp | zero1 | zero3 | owt | megatron:tp=T,pp=P,dp=D[,...] | a scheme JSON file")
-      ->required();
+  add_cluster_options(sub, opt->cluster, opt->nodes, &opt->mesh);
+  add_scheme_option(sub, opt->scheme);
   sub.add_option("--plan-out", opt->plan_out, "Write the per-rank validation plan JSON to FILE");
   sub.add_option("--measured", opt->measured,
                  "Compare a validate_runner result (autoddl-validation-result/1) instead of running");
