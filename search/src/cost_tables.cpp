@@ -1,11 +1,11 @@
-// Builds the search's cost tables (see cost_tables.hpp) with the cost model's functions, term by
-// term in the same order costmodel::evaluate() prices a scheme: per-op compute (kernel_time_s),
-// parameter gather and gradient sync into storage, forward and backward boxing per edge with
-// the gradient-sum rule for tensors read by several ops, send/recv across stages, memory.
+// The search's cost tables (see cost_tables.hpp): construction, per-op node costs and memory,
+// and the terms, each priced with the cost model's functions in the order costmodel::evaluate()
+// prices a scheme: compute (kernel_time_s, in op_classes.cpp), parameter gather and gradient
+// sync into storage, forward and backward boxing per edge with the gradient-sum rule for
+// tensors read by several ops, send/recv across stages, memory.
 #include "autoddl/search/cost_tables.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -29,64 +29,6 @@ namespace {
 
 bool differentiable(const Tensor& t) {
   return t.dtype != DType::int32 && t.dtype != DType::int64 && t.role != TensorRole::input;
-}
-
-void append_shape(std::string& key, const Shape& s) {
-  key += '(';
-  for (int64_t x : s) key += std::to_string(x) + ',';
-  key += ')';
-}
-
-// Everything the signatures and node costs of an op depend on, so equal keys share a class.
-std::string class_key(const Graph& g, const Op& op, const std::vector<Shape>& shape_mb, bool attention) {
-  std::string key = std::to_string(static_cast<int>(op.kind)) + '|';
-  const OpAttrs& a = op.attrs;
-  for (int v : {a.kernel_h, a.kernel_w, a.stride, a.pad, static_cast<int>(a.pool), static_cast<int>(a.unary),
-                static_cast<int>(a.binary), static_cast<int>(a.transpose_b), a.axis}) {
-    key += std::to_string(v) + ',';
-  }
-  for (int p : a.perm) key += std::to_string(p) + '.';
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "|%.17g,%.17g,%.17g,%.17g|%d|", op.work.fwd_flops, op.work.bwd_flops,
-                op.work.fwd_bytes, op.work.bwd_bytes, attention ? 1 : 0);
-  key += buf;
-  for (int t : op.inputs) {
-    const Tensor& x = g.tensors[t];
-    key += std::to_string(static_cast<int>(x.role)) + std::to_string(static_cast<int>(x.dtype)) +
-           (x.producer < 0 ? "i" : "a");
-    append_shape(key, x.role == TensorRole::parameter ? x.shape : shape_mb[t]);
-  }
-  key += "->";
-  for (int t : op.outputs) {
-    key += std::to_string(static_cast<int>(g.tensors[t].dtype));
-    append_shape(key, shape_mb[t]);
-  }
-  return key;
-}
-
-// Storage of a parameter used in SBP `use`: as used, with partial (a gradient-free use) as B.
-NdSbp plain_storage(NdSbp use) {
-  for (int d = 0; d < use.ndims; ++d) {
-    if (use.dims[d].is_partial()) use.dims[d] = Sbp::broadcast();
-  }
-  return use;
-}
-
-// ZeRO-3 storage: on every replicated dim of size > 1, split on the first axis that divides
-// (after the other dims' splits), as make_scheme("zero3") shards data-parallel dims.
-NdSbp zero_storage(NdSbp st, const std::vector<int>& sbp_shape, const Shape& shape) {
-  for (int d = 0; d < st.ndims; ++d) {
-    if (!st.dims[d].is_broadcast() || sbp_shape[d] <= 1) continue;
-    for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
-      NdSbp trial = st;
-      trial.dims[d] = Sbp::split(a);
-      if (divides(trial, sbp_shape.data(), shape)) {
-        st = trial;
-        break;
-      }
-    }
-  }
-  return st;
 }
 
 }  // namespace
@@ -129,129 +71,6 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
   build_classes();
   build_nodes();
   build_terms();
-}
-
-void CostTables::build_classes() {
-  const Graph& g = *graph_;
-  const int nd = static_cast<int>(sbp_shape_.size());
-  const int m = opt_.micro_batches;
-  std::map<std::pair<Shape, double>, TensorInfo*> info_of;
-  auto info = [&](int t) -> const TensorInfo* {
-    auto key = std::make_pair(shape_mb_[t], bytes_mb_[t]);
-    auto it = info_of.find(key);
-    if (it != info_of.end()) return it->second;
-    auto ti = std::make_unique<TensorInfo>();
-    ti->table = &cache_->get(shape_mb_[t], bytes_mb_[t]);
-    const auto& states = ti->table->states();
-    for (const NdSbp& s : states) {
-      NdSbp og = s;
-      for (int d = 0; d < og.ndims; ++d) {
-        if (!og.dims[d].is_split()) og.dims[d] = Sbp::broadcast();
-      }
-      ti->grad_of.push_back(static_cast<int16_t>(ti->table->index_of(og)));
-      ti->local_bytes.push_back(local_bytes(s, sbp_shape_.data(), bytes_mb_[t]));
-    }
-    infos_.push_back(std::move(ti));
-    return info_of[key] = infos_.back().get();
-  };
-
-  std::map<std::string, int> class_of_key;
-  op_cls_.resize(g.ops.size());
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
-    const bool attention = is_attention_core(g, op);
-    // Which parameters this op stores (it reads them first): only those have a storage choice.
-    unsigned stores = 0;
-    for (size_t k = 0; k < op.inputs.size(); ++k) {
-      if (g.tensors[op.inputs[k]].role == TensorRole::parameter && first_reader_[op.inputs[k]] == static_cast<int>(i)) {
-        stores |= 1u << k;
-      }
-    }
-    std::string key = class_key(g, op, shape_mb_, attention) + "|" + std::to_string(stores);
-    auto it = class_of_key.find(key);
-    if (it != class_of_key.end()) {
-      op_cls_[i] = it->second;
-      continue;
-    }
-    OpClass c;
-    std::vector<Shape> in_shapes, out_shapes;
-    for (int t : op.inputs) in_shapes.push_back(shape_mb_[t]);
-    for (int t : op.outputs) out_shapes.push_back(shape_mb_[t]);
-    c.sigs = nd_signatures(g, op, sbp_shape_.data(), nd, in_shapes, out_shapes);
-    AUTODDL_CHECK(!c.sigs.empty()) << "op " << op.name << " has no signature";
-    const int n_in = static_cast<int>(op.inputs.size()), n_out = static_cast<int>(op.outputs.size());
-    for (int k = 0; k < n_in; ++k) {
-      const int t = op.inputs[k];
-      const Tensor& x = g.tensors[t];
-      if (x.role == TensorRole::parameter || x.producer >= 0) c.in_info[k] = info(t);
-    }
-    for (int o = 0; o < n_out; ++o) c.out_info[o] = info(op.outputs[o]);
-    // Compute time per signature, exactly as evaluate() prices it.
-    const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-    const bool recompute = opt_.recompute == Recompute::full ||
-                           (opt_.recompute == Recompute::selective && attention);
-    auto add_choice = [&](int s, bool zero) {
-      const OpSignature& sig = c.sigs[s];
-      c.sig_of.push_back(s);
-      c.zero.push_back(zero ? 1 : 0);
-      const double split = sig.compute_split;
-      double fwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.fwd_flops / m / split,
-                                 op.work.fwd_bytes / m / split, 1);
-      double bwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.bwd_flops / m / split,
-                                 op.work.bwd_bytes / m / split, 2);
-      if (recompute) bwd += fwd;
-      c.compute_s.push_back(m * (fwd + bwd));
-      for (int k = 0; k < kMaxOpInputs; ++k) {
-        int16_t is = -1, gs = -1, ss = -1;
-        if (k < n_in && c.in_info[k]) {
-          const BoxingTable& tb = *c.in_info[k]->table;
-          is = static_cast<int16_t>(tb.index_of(sig.in[k]));
-          gs = static_cast<int16_t>(tb.index_of(sig.in_grad[k]));
-          if (g.tensors[op.inputs[k]].role == TensorRole::parameter) {
-            NdSbp st = plain_storage(sig.in[k]);
-            if (zero) st = zero_storage(st, sbp_shape_, g.tensors[op.inputs[k]].shape);
-            ss = static_cast<int16_t>(tb.index_of(st));
-          }
-          AUTODDL_CHECK(is >= 0 && gs >= 0) << "op " << op.name << ": operand state missing";
-        }
-        c.in_state.push_back(is);
-        c.in_grad_state.push_back(gs);
-        c.store_state.push_back(ss);
-      }
-      for (int o = 0; o < kMaxOpOutputs; ++o) {
-        int16_t os = -1, ogs = -1;
-        if (o < n_out) {
-          os = static_cast<int16_t>(c.out_info[o]->table->index_of(sig.out[o]));
-          ogs = c.out_info[o]->grad_of[os];
-        }
-        c.out_state.push_back(os);
-        c.out_grad_state.push_back(ogs);
-      }
-    };
-    for (int s = 0; s < static_cast<int>(c.sigs.size()); ++s) {
-      add_choice(s, false);
-      if (!opt_.zero_storage || stores == 0) continue;
-      bool differs = false;
-      for (int k = 0; k < n_in; ++k) {
-        const Tensor& x = g.tensors[op.inputs[k]];
-        if (!(stores >> k & 1)) continue;
-        NdSbp st = plain_storage(c.sigs[s].in[k]);
-        differs |= !(zero_storage(st, sbp_shape_, x.shape) == st);
-      }
-      if (differs) add_choice(s, true);
-    }
-    c.n_choices = static_cast<int>(c.sig_of.size());
-    op_cls_[i] = static_cast<int>(classes_.size());
-    class_of_key.emplace(std::move(key), op_cls_[i]);
-    classes_.push_back(std::move(c));
-  }
-}
-
-NdSbp CostTables::storage_of(int op, int slot, int c) const {
-  const OpClass& k = cls(op);
-  const int s = k.store_state[c * kMaxOpInputs + slot];
-  AUTODDL_CHECK(s >= 0) << "operand " << slot << " of op " << op << " is not a parameter";
-  return k.in_info[slot]->table->states()[s];
 }
 
 void CostTables::build_nodes() {

@@ -10,6 +10,9 @@
 
 namespace autoddl::search {
 
-SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, const CdOptions& base);
+// joint_from_best > 0 (neighbourhood mode only): plain descent from every seed, then the
+// neighbourhood moves from the `joint_from_best` lowest end points only (cd-mesh, many meshes).
+SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, const CdOptions& base,
+                                int joint_from_best = 0);
 
 }  // namespace autoddl::search

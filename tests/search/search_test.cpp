@@ -169,7 +169,10 @@ TEST_CASE("autoddl search --out writes a scheme that autoddl cost re-costs to th
   std::ifstream out(dir + "/out.txt");
   const std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
   CHECK(text.find("explain cd-nbh") != std::string::npos);
-  CHECK(text.find("layer.0 .. layer.1") != std::string::npos);
+  // One row per layer, or one folded row when both layers cost the same (the first layer's input
+  // boxing from the embeddings can differ from the second's, so either is right).
+  CHECK(text.find("layer.0") != std::string::npos);
+  CHECK(text.find("layer.1") != std::string::npos);
 }
 
 TEST_CASE("data parallel with fewer samples than GPUs is an infeasible result with its reason, not an error",

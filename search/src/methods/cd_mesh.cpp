@@ -1,9 +1,10 @@
-// `cd-mesh`: neighbourhood coordinate descent on every mesh shape of the same devices (1 to 3
-// dims, each dim a factor >= 2, aligned with nodes), keeping the fastest by evaluate(). The
-// nd-SBP space depends on the mesh: Megatron-LM's [dp, tp] = [8, 4] layout of 4 DGX nodes is not
-// expressible on [4, 8], but is on [8, 4] or [4, 2, 4]. The given mesh is one of the candidates,
-// so the result is never slower than cd-nbh's. Its objective is over other tables than the
-// shared ones, so the ILP bound does not apply to it.
+// `cd-mesh`: coordinate descent on every mesh shape of the same devices (1 to 3 dims, each dim
+// a factor >= 2, aligned with nodes), keeping the fastest by evaluate(); per mesh, plain descent
+// from every seed, then neighbourhood moves from the 3 best end points. The nd-SBP space depends
+// on the mesh: Megatron-LM's [dp, tp] = [8, 4] layout of 4 DGX nodes is not expressible on
+// [4, 8], but is on [8, 4] or [4, 2, 4]. The given mesh is tried first, so the result is never
+// slower than cd's from the same seeds. Its objective is over other tables than the shared
+// ones, so the ILP bound does not apply to it.
 #include <chrono>
 
 #include "../descend.hpp"
@@ -68,7 +69,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     SearchContext child(ctx.graph(), ctx.cluster(), o);
     CdOptions nbh;
     nbh.neighbourhood = true;
-    SearchResult r = descend_from_seeds(child, "cd-mesh", nbh);
+    SearchResult r = descend_from_seeds(child, "cd-mesh", nbh, /*joint_from_best=*/3);
     tried.push_back({{"mesh", meshes[i]}, {"iteration_s", r.report.iteration_s}, {"feasible", r.report.feasible}});
     const bool better = !have || (r.report.feasible && !best.report.feasible) ||
                         (r.report.feasible == best.report.feasible && r.report.iteration_s < best.report.iteration_s);

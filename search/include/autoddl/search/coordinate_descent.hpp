@@ -33,7 +33,7 @@ Coordinates make_coordinates(const CostTables& t, bool tie_layers);
 struct CdOptions {
   bool neighbourhood = false;
   int neighbourhood_size = 4;     // coordinates optimized jointly (2..4)
-  int candidates_per_member = 16; // a joint search tries each member's best choices (+ current)
+  int candidates_per_member = 32; // a joint search tries each member's best choices (+ current)
   long node_budget = 20000;       // search-tree nodes per neighbourhood
   // Neighbourhood mode also solves windows of up to window_size coordinates along a path
   // exactly by DP (window_size 0 = off) over every choice, or each coordinate's

@@ -1,0 +1,90 @@
+// Coordinates of the descent: single ops, or with tying the ops at one position of layers
+// (Op::block runs) whose op classes match in order; each with its unique terms and neighbouring
+// coordinates (see coordinate_descent.hpp).
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "autoddl/search/coordinate_descent.hpp"
+
+namespace autoddl::search {
+
+Coordinates make_coordinates(const CostTables& t, bool tie_layers) {
+  const auto& g = t.graph();
+  const int n = t.ops();
+  std::vector<std::vector<int>> groups;
+  std::vector<int> group_of(n, -1);
+  if (tie_layers) {
+    // Blocks in order of first appearance, each with its ops.
+    std::map<std::string, int> block_id;
+    std::vector<std::vector<int>> block_ops;
+    for (int i = 0; i < n; ++i) {
+      const std::string& b = g.ops[i].block;
+      if (b.empty()) continue;
+      auto [it, fresh] = block_id.emplace(b, static_cast<int>(block_ops.size()));
+      if (fresh) block_ops.emplace_back();
+      block_ops[it->second].push_back(i);
+    }
+    std::map<std::vector<int>, std::vector<int>> by_structure;  // class sequence -> blocks
+    for (size_t b = 0; b < block_ops.size(); ++b) {
+      std::vector<int> key;
+      for (int op : block_ops[b]) key.push_back(t.class_of(op));
+      by_structure[key].push_back(static_cast<int>(b));
+    }
+    for (const auto& [key, blocks] : by_structure) {
+      if (blocks.size() < 2) continue;
+      for (size_t p = 0; p < key.size(); ++p) {
+        std::vector<int> members;
+        for (int b : blocks) members.push_back(block_ops[b][p]);
+        for (int op : members) group_of[op] = static_cast<int>(groups.size());
+        groups.push_back(std::move(members));
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (group_of[i] < 0) {
+      group_of[i] = static_cast<int>(groups.size());
+      groups.push_back({i});
+    }
+  }
+  // Coordinates in topological order of their first op.
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+  Coordinates co;
+  co.of_op.assign(n, -1);
+  co.op_begin.push_back(0);
+  for (size_t k = 0; k < groups.size(); ++k) {
+    for (int op : groups[k]) {
+      co.ops.push_back(op);
+      co.of_op[op] = static_cast<int>(k);
+    }
+    co.op_begin.push_back(static_cast<int>(co.ops.size()));
+    if (groups[k].size() > 1) ++co.tied_groups;
+  }
+  std::vector<int> stamp(t.terms(), -1), nstamp(groups.size(), -1);
+  co.term_begin.push_back(0);
+  co.nbr_begin.push_back(0);
+  for (int k = 0; k < co.size(); ++k) {
+    for (int j = co.op_begin[k]; j < co.op_begin[k + 1]; ++j) {
+      int nt = 0;
+      const int* terms = t.op_terms(co.ops[j], nt);
+      for (int x = 0; x < nt; ++x) {
+        const int term = terms[x];
+        if (stamp[term] == k) continue;
+        stamp[term] = k;
+        co.terms.push_back(term);
+        const int* mem = t.term_members(term);
+        for (int y = 0; y < t.term(term).count; ++y) {
+          const int other = co.of_op[mem[y]];
+          if (other == k || nstamp[other] == k) continue;
+          nstamp[other] = k;
+          co.nbrs.push_back(other);
+        }
+      }
+    }
+    co.term_begin.push_back(static_cast<int>(co.terms.size()));
+    co.nbr_begin.push_back(static_cast<int>(co.nbrs.size()));
+  }
+  return co;
+}
+
+}  // namespace autoddl::search

@@ -1,0 +1,118 @@
+// Coordinate descent's engine: buffers, the round structure (sweeps, then neighbourhoods and
+// windows until neither improves) and plain mode, where each coordinate takes its best choice
+// with everything else fixed (see coordinate_descent.hpp).
+#include "descent.hpp"
+
+#include <algorithm>
+
+namespace autoddl::search {
+
+Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
+    : a_(a), t_(a.tables()), co_(co), opt_(opt), start_(Clock::now()), last_report_(start_) {
+  int max_members = 1, max_choices = 1;
+  for (int k = 0; k < co.size(); ++k) {
+    max_members = std::max(max_members, co.op_begin[k + 1] - co.op_begin[k]);
+    max_choices = std::max(max_choices, t_.choices(co.ops[co.op_begin[k]]));
+  }
+  cvec_.assign(static_cast<size_t>(max_members) * kMaxNbh, 0);
+  jops_.assign(static_cast<size_t>(max_members) * kMaxNbh, 0);
+  pos_.assign(co.size(), -1);
+  term_stamp_.assign(t_.terms(), -1);
+  term_mask_.assign(t_.terms(), 0);
+  for (int j = 0; j < kMaxNbh; ++j) {
+    unary_[j].assign(max_choices, 0);
+    order_[j].assign(max_choices, 0);
+  }
+  dmem_.assign(t_.stages(), 0);
+  uterms_.reserve(256);
+  for (int j = 0; j < kMaxNbh; ++j) {
+    unary_terms_[j].reserve(64);
+    multi_terms_[j].reserve(64);
+  }
+  for (int j = 0; j < kMaxWindow; ++j) {
+    wu_[j].assign(max_choices, 0);
+    wf_[j].assign(max_choices + 1, 0);
+    wcand_[j].assign(max_choices + 1, 0);
+    warg_[j].assign(max_choices + 1, 0);
+    wunary_[j].reserve(32);
+    wpair_[j].reserve(32);
+  }
+  wnew_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+  wsorted_.assign(max_choices + 1, 0);
+  if (static_cast<int>(cvec_.size()) < max_members * kMaxWindow) {
+    cvec_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+    jops_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+  }
+  in_queue_.assign(co.size(), 0);
+  queue_.assign(co.size() + 1, 0);
+}
+
+CdStats Descent::run() {
+  stats_.start_objective_s = a_.objective();
+  const int rounds = opt_.neighbourhood ? 8 : 1;
+  for (int r = 0; r < rounds && !out_of_time(); ++r) {
+    sweeps();
+    if (!opt_.neighbourhood) break;
+    bool any = neighbourhoods();
+    if (opt_.window_size >= 2) any |= windows();
+    if (!any) break;  // neither joint move improved: a fixed point of all three
+  }
+  stats_.objective_s = a_.objective();
+  stats_.seconds = elapsed();
+  return stats_;
+}
+
+void Descent::report() {
+  if (!opt_.progress) return;
+  auto now = Clock::now();
+  if (std::chrono::duration<double>(now - last_report_).count() < 0.5) return;
+  last_report_ = now;
+  opt_.progress(a_.objective(), stats_.sweeps);
+}
+
+// Plain CD step: the best choice of coordinate k with everything else fixed.
+bool Descent::improve(int k) {
+  int n = 0, nt = 0;
+  const int* ops = members(k, n);
+  const int* tm = terms(k, nt);
+  const int K = t_.choices(ops[0]);
+  double best = -eps();
+  int best_c = -1;
+  for (int c = 0; c < K; ++c) {
+    bool same = true;
+    for (int j = 0; j < n; ++j) {
+      cvec_[j] = c;
+      same = same && a_.choice(ops[j]) == c;
+    }
+    if (same) continue;
+    const double d = a_.delta(ops, cvec_.data(), n, tm, nt);
+    if (d < best) {
+      best = d;
+      best_c = c;
+    }
+  }
+  if (best_c < 0) return false;
+  for (int j = 0; j < n; ++j) cvec_[j] = best_c;
+  a_.move(ops, cvec_.data(), n, tm, nt);
+  ++stats_.moves;
+  return true;
+}
+
+void Descent::sweeps() {
+  const int n = co_.size();
+  while (stats_.sweeps < opt_.max_sweeps && !out_of_time()) {
+    bool moved = false;
+    for (int k = 0; k < n; ++k) moved |= improve(k);
+    for (int k = n - 1; k >= 0; --k) moved |= improve(k);
+    ++stats_.sweeps;
+    report();
+    if (!moved) break;
+  }
+}
+
+CdStats coordinate_descent(Assignment& a, const Coordinates& co, const CdOptions& opt) {
+  Descent d(a, co, opt);
+  return d.run();
+}
+
+}  // namespace autoddl::search

@@ -1,0 +1,96 @@
+// The coordinate-descent engine behind coordinate_descent() (private to search/src): one object
+// per call holds the assignment, the coordinates and every work buffer, sized once so the sweeps
+// (descent.cpp), the neighbourhood branch and bound (descent_neighbourhood.cpp) and the chain
+// windows (descent_windows.cpp) allocate nothing.
+#pragma once
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "autoddl/search/coordinate_descent.hpp"
+
+namespace autoddl::search {
+
+class Descent {
+ public:
+  Descent(Assignment& a, const Coordinates& co, const CdOptions& opt);
+  CdStats run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr int kMaxNbh = 4;      // coordinates in one neighbourhood
+  static constexpr int kMaxWindow = 16;  // coordinates in one chain window
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  bool out_of_time() {
+    if (elapsed() > opt_.time_limit_s) stats_.time_limit_hit = true;
+    return stats_.time_limit_hit;
+  }
+  double eps() const { return 1e-12 * (std::fabs(a_.objective()) + 1e-9); }
+  void report();
+  const int* members(int k, int& n) const {
+    n = co_.op_begin[k + 1] - co_.op_begin[k];
+    return &co_.ops[co_.op_begin[k]];
+  }
+  const int* terms(int k, int& n) const {
+    n = co_.term_begin[k + 1] - co_.term_begin[k];
+    return &co_.terms[co_.term_begin[k]];
+  }
+
+  // Plain mode (descent.cpp).
+  bool improve(int k);
+  void sweeps();
+
+  // Neighbourhood mode (descent_neighbourhood.cpp).
+  void push(int k);
+  bool neighbourhoods();
+  void pick(int u);
+  void set_members(int j, int c);
+  bool joint(int u);
+  bool joint_search(int k);
+  void restore(int n_ops);
+  void dfs(int j, double acc, int k, int n_ops);
+  double penalty_of_picks(int k, int n_ops);
+
+  // Chain windows (descent_windows.cpp).
+  int grow_window(int u);
+  bool windows();
+  bool window_dp(int n);
+
+  Assignment& a_;
+  const CostTables& t_;
+  const Coordinates& co_;
+  const CdOptions& opt_;
+  Clock::time_point start_, last_report_;
+  CdStats stats_;
+  // Shared scratch: ops of a joint move and their saved (then new) choices; positions of
+  // coordinates in the current neighbourhood or window (-1 = outside); term stamps.
+  std::vector<int> cvec_, jops_, pos_, term_stamp_;
+  std::vector<uint8_t> term_mask_;
+  std::vector<int> uterms_;
+  std::vector<double> dmem_;
+  int stamp_ = 0;
+  // Neighbourhood branch and bound.
+  std::vector<int> unary_terms_[kMaxNbh], multi_terms_[kMaxNbh];
+  std::vector<double> unary_[kMaxNbh];
+  std::vector<int> order_[kMaxNbh];
+  int n_cand_[kMaxNbh] = {};
+  double suffix_min_[kMaxNbh + 1] = {};
+  int pick_[kMaxNbh] = {}, best_pick_[kMaxNbh] = {};
+  int nbh_[kMaxNbh] = {}, nbh_n_ = 0;
+  double best_ = 0;
+  bool found_ = false;
+  long nodes_ = 0;
+  std::vector<uint8_t> in_queue_;
+  std::vector<int> queue_;
+  int q_head_ = 0, q_tail_ = 0;
+  // Chain windows.
+  int win_[kMaxWindow] = {};
+  int wn_[kMaxWindow] = {}, best_win_[kMaxWindow] = {};
+  std::vector<int> wunary_[kMaxWindow], wpair_[kMaxWindow];
+  std::vector<double> wu_[kMaxWindow], wf_[kMaxWindow];
+  std::vector<int> wcand_[kMaxWindow], warg_[kMaxWindow];
+  std::vector<int> wnew_, wsorted_;
+};
+
+}  // namespace autoddl::search

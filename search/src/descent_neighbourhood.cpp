@@ -1,0 +1,228 @@
+// Neighbourhood mode (OneFlow's NbhGreedyStrategy): up to 4 adjacent coordinates picked
+// breadth-first from a work queue are optimized jointly by depth-first branch and bound over
+// each member's best choices by unary cost (node + terms touching only it), bounding with the
+// sum of the remaining members' best unary costs; an improvement re-queues the changed
+// coordinates and their neighbours.
+#include <algorithm>
+
+#include "descent.hpp"
+
+namespace autoddl::search {
+
+void Descent::push(int k) {
+  if (in_queue_[k]) return;
+  in_queue_[k] = 1;
+  queue_[q_tail_] = k;
+  q_tail_ = (q_tail_ + 1) % static_cast<int>(queue_.size());
+}
+
+bool Descent::neighbourhoods() {
+  bool any = false;
+  q_head_ = q_tail_ = 0;
+  for (int k = 0; k < co_.size(); ++k) push(k);
+  long pops = 0;
+  const long max_pops = 8L * co_.size() + 16;
+  while (q_head_ != q_tail_ && pops < max_pops) {
+    if ((pops & 63) == 0 && out_of_time()) break;
+    const int u = queue_[q_head_];
+    q_head_ = (q_head_ + 1) % static_cast<int>(queue_.size());
+    in_queue_[u] = 0;
+    ++pops;
+    if (joint(u)) {
+      any = true;
+      // Re-examine the changed coordinates and their neighbours.
+      for (int j = 0; j < nbh_n_; ++j) {
+        push(nbh_[j]);
+        for (int x = co_.nbr_begin[nbh_[j]]; x < co_.nbr_begin[nbh_[j] + 1]; ++x) push(co_.nbrs[x]);
+      }
+    }
+    if ((pops & 255) == 0) report();
+  }
+  return any;
+}
+
+// Picks up to neighbourhood_size coordinates breadth-first from u.
+void Descent::pick(int u) {
+  const int cap = std::clamp(opt_.neighbourhood_size, 1, kMaxNbh);
+  nbh_n_ = 0;
+  nbh_[nbh_n_++] = u;
+  pos_[u] = 0;
+  for (int head = 0; head < nbh_n_ && nbh_n_ < cap; ++head) {
+    const int v = nbh_[head];
+    for (int x = co_.nbr_begin[v]; x < co_.nbr_begin[v + 1] && nbh_n_ < cap; ++x) {
+      const int w = co_.nbrs[x];
+      if (pos_[w] >= 0) continue;
+      pos_[w] = nbh_n_;
+      nbh_[nbh_n_++] = w;
+    }
+  }
+}
+
+void Descent::set_members(int j, int c) {
+  int n = 0;
+  const int* ops = members(nbh_[j], n);
+  int* ch = a_.scratch_choice();
+  for (int x = 0; x < n; ++x) ch[ops[x]] = c;
+}
+
+// Joint branch and bound over the neighbourhood of u; applies an improving assignment.
+bool Descent::joint(int u) {
+  pick(u);
+  ++stats_.neighbourhoods;
+  const int k = nbh_n_;
+  bool improved = false;
+  if (k >= 2) improved = joint_search(k);
+  for (int j = 0; j < k; ++j) pos_[nbh_[j]] = -1;
+  return improved;
+}
+
+bool Descent::joint_search(int k) {
+  ++stamp_;
+  uterms_.clear();
+  for (int j = 0; j < kMaxNbh; ++j) {
+    unary_terms_[j].clear();
+    multi_terms_[j].clear();
+  }
+  // Terms touching the neighbourhood, classified by which members they touch.
+  for (int j = 0; j < k; ++j) {
+    int nt = 0;
+    const int* tm = terms(nbh_[j], nt);
+    for (int x = 0; x < nt; ++x) {
+      const int term = tm[x];
+      if (term_stamp_[term] == stamp_) continue;
+      term_stamp_[term] = stamp_;
+      uterms_.push_back(term);
+      unsigned mask = 0;
+      const int* mem = t_.term_members(term);
+      for (int y = 0; y < t_.term(term).count; ++y) {
+        const int p = pos_[co_.of_op[mem[y]]];
+        if (p >= 0) mask |= 1u << p;
+      }
+      term_mask_[term] = static_cast<uint8_t>(mask);
+      int last = 0;
+      while ((mask >> (last + 1)) != 0) ++last;
+      if ((mask & (mask - 1)) == 0) unary_terms_[last].push_back(term);
+      else multi_terms_[last].push_back(term);
+    }
+  }
+  // The current local cost (the incumbent).
+  int* ch = a_.scratch_choice();
+  int n_ops = 0;
+  for (int j = 0; j < k; ++j) {
+    int n = 0;
+    const int* ops = members(nbh_[j], n);
+    for (int x = 0; x < n; ++x) {
+      jops_[n_ops] = ops[x];
+      cvec_[n_ops] = ch[ops[x]];  // saved current choices, restored below
+      ++n_ops;
+    }
+  }
+  double current = a_.penalty_s();
+  for (int x = 0; x < n_ops; ++x) current += t_.node_s(jops_[x], cvec_[x]);
+  for (int term : uterms_) current += a_.term_value(term);
+  // Unary costs per member and candidate, best first, current choice always kept.
+  double suffix = 0;
+  for (int j = k - 1; j >= 0; --j) {
+    int n = 0;
+    const int* ops = members(nbh_[j], n);
+    const int K = t_.choices(ops[0]);
+    for (int c = 0; c < K; ++c) {
+      set_members(j, c);
+      double u = 0;
+      for (int x = 0; x < n; ++x) u += t_.node_s(ops[x], c);
+      for (int term : unary_terms_[j]) u += t_.term_cost(term, ch);
+      unary_[j][c] = u;
+      order_[j][c] = c;
+    }
+    restore(n_ops);
+    std::sort(order_[j].begin(), order_[j].begin() + K,
+              [&](int x, int y) { return unary_[j][x] < unary_[j][y]; });
+    int keep = std::min(K, std::max(1, opt_.candidates_per_member));
+    const int cur = ch[ops[0]];
+    bool has_cur = false;
+    for (int x = 0; x < keep; ++x) has_cur |= order_[j][x] == cur;
+    if (!has_cur) {
+      for (int x = keep; x < K; ++x) {
+        if (order_[j][x] == cur) {
+          std::rotate(order_[j].begin() + keep, order_[j].begin() + x, order_[j].begin() + x + 1);
+          ++keep;
+          break;
+        }
+      }
+    }
+    n_cand_[j] = keep;
+    suffix += unary_[j][order_[j][0]];
+    suffix_min_[j] = suffix;
+  }
+  suffix_min_[k] = 0;
+  best_ = current - eps();
+  found_ = false;
+  nodes_ = 0;
+  dfs(0, 0.0, k, n_ops);
+  restore(n_ops);
+  if (!found_) return false;
+  // Apply: every member op takes its coordinate's best choice.
+  int x = 0;
+  for (int j = 0; j < k; ++j) {
+    int n = 0;
+    members(nbh_[j], n);
+    for (int y = 0; y < n; ++y) cvec_[x++] = best_pick_[j];
+  }
+  a_.move(jops_.data(), cvec_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
+  ++stats_.joint_moves;
+  return true;
+}
+
+// Restores the neighbourhood's ops to the choices saved in cvec_.
+void Descent::restore(int n_ops) {
+  int* ch = a_.scratch_choice();
+  for (int x = 0; x < n_ops; ++x) ch[jops_[x]] = cvec_[x];
+}
+
+void Descent::dfs(int j, double acc, int k, int n_ops) {
+  int* ch = a_.scratch_choice();
+  for (int x = 0; x < n_cand_[j]; ++x) {
+    if (++nodes_ > opt_.node_budget) return;
+    const int c = order_[j][x];
+    const double base = acc + unary_[j][c];
+    if (base + suffix_min_[j + 1] >= best_) break;  // candidates are sorted by unary cost
+    set_members(j, c);
+    pick_[j] = c;
+    double cost = base;
+    for (int term : multi_terms_[j]) cost += t_.term_cost(term, ch);
+    if (cost + suffix_min_[j + 1] >= best_) continue;
+    if (j + 1 < k) {
+      dfs(j + 1, cost, k, n_ops);
+      continue;
+    }
+    // Leaf: add the memory penalty of the whole neighbourhood's change.
+    const double total = cost + penalty_of_picks(k, n_ops);
+    if (total < best_) {
+      best_ = total;
+      found_ = true;
+      for (int l = 0; l < k; ++l) best_pick_[l] = pick_[l];
+    }
+  }
+}
+
+// Penalty if the neighbourhood took pick_[]; the assignment's current choices are in cvec_.
+double Descent::penalty_of_picks(int k, int n_ops) {
+  int* ch = a_.scratch_choice();
+  std::fill(dmem_.begin(), dmem_.end(), 0.0);
+  // Memory change of each op from its saved choice to its pick.
+  int x = 0;
+  for (int l = 0; l < k; ++l) {
+    int n = 0;
+    const int* ops = members(nbh_[l], n);
+    for (int z = 0; z < n; ++z, ++x) {
+      const int now = ch[ops[z]];
+      ch[ops[z]] = cvec_[x];  // memory_delta reads the current choice from the assignment
+      a_.memory_delta(&ops[z], &pick_[l], 1, dmem_.data());
+      ch[ops[z]] = now;
+    }
+  }
+  (void)n_ops;
+  return a_.penalty_with(dmem_.data());
+}
+
+}  // namespace autoddl::search
