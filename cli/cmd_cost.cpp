@@ -11,6 +11,7 @@
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "cli_util.hpp"
+#include "schemed_model.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {
@@ -67,14 +68,18 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
 
 int run_cost(const CostOptions& opt) {
   using namespace costmodel;
-  Graph g = load_model(opt.model, opt.knobs);
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
-  Scheme s = make_scheme(opt.scheme, g, c, mesh);
-  CostReport r = evaluate(g, c, s);
-  print_report(r, g, opt.top);
-  if (!opt.json_file.empty()) write_json_atomic(opt.json_file, to_json(r));
-  if (!opt.scheme_out.empty()) write_json_atomic(opt.scheme_out, scheme_to_json(s, g));
+  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, mesh);
+  CostReport r = evaluate(m.graph, c, m.scheme);
+  restate_for_given_model(r, m);
+  print_report(r, m.graph, opt.top);
+  if (!opt.json_file.empty()) {
+    nlohmann::json j = to_json(r);
+    j["notes"] = m.note.empty() ? nlohmann::json::array() : nlohmann::json::array({m.note});
+    write_json_atomic(opt.json_file, j);
+  }
+  if (!opt.scheme_out.empty()) write_json_atomic(opt.scheme_out, scheme_to_json(m.scheme, m.graph));
   return 0;
 }
 

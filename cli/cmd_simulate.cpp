@@ -14,6 +14,7 @@
 #include "autoddl/sim/report.hpp"
 #include "autoddl/sim/trace.hpp"
 #include "cli_util.hpp"
+#include "schemed_model.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {
@@ -88,10 +89,11 @@ int run_simulate(const SimulateOptions& opt) {
   sim::LoweringOptions lo;
   lo.fold_replicas = mode(opt.fold, "--fold-replicas");
   lo.merge_compute = mode(opt.merge, "--merge-compute");
-  Graph g = load_model(opt.model, opt.knobs);
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
-  Scheme s = make_scheme(opt.scheme, g, c, mesh);
+  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, mesh);
+  const Graph& g = m.graph;
+  const Scheme& s = m.scheme;
   so.dtype = DType::fp32;
   for (const Tensor& t : g.tensors) {
     if (t.role == TensorRole::parameter) {

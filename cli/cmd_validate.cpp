@@ -18,6 +18,7 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "cli_util.hpp"
+#include "schemed_model.hpp"
 #include "commands.hpp"
 
 extern char** environ;
@@ -71,10 +72,11 @@ int compare_and_print(const ValidateOptions& opt, const calib::ValidationPlan& p
 
 int run_validate(const ValidateOptions& opt) {
   using namespace costmodel;
-  Graph g = load_model(opt.model, opt.knobs);
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
-  Scheme s = make_scheme(opt.scheme, g, c, mesh);
+  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, mesh);
+  const Graph& g = m.graph;
+  const Scheme& s = m.scheme;
   calib::PlanBuild b = calib::make_validation_plan(g, c, s);
   nlohmann::json plan_json = b.plan;
   if (!opt.plan_out.empty()) write_json_atomic(opt.plan_out, plan_json, 1);

@@ -198,7 +198,8 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(sbp.size()));
   if (tp > 1) {
     // Megatron-LM splits attention by heads and refuses heads % tp != 0; so do we, rather
-    // than pricing an attention that all-reduces its score matrix.
+    // than pricing an attention that all-reduces its score matrix. The CLI catches this and, for
+    // a zoo model, costs the uneven head split on heads padded to a multiple of tp.
     const int tdim = static_cast<int>(sbp.size()) - 1;
     for (size_t i = 0; i < g.ops.size(); ++i) {
       const Op& op = g.ops[i];
@@ -206,8 +207,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
       const Sbp on_tp = s.op_sigs[i].out[0].dims[tdim];
       if (!(on_tp == Sbp::split(1))) {  // scores are (batch, heads, seq, seq)
         const Shape& scores = g.tensors[op.outputs[0]].shape;
-        fail("tp", std::to_string(tp) + " does not split the " + std::to_string(scores[1]) +
-                       " attention heads of " + g.name + " evenly (Megatron-LM needs heads % tp == 0)");
+        throw HeadsNotDivisible(tp, scores[1], g.name);
       }
     }
   }

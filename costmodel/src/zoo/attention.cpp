@@ -2,6 +2,8 @@
 // separate Q/K/V projections (parameter-equal to a fused QKV: 3h² + 3h), heads split by a
 // reshape and a transpose, scores by a batched matmul Q·Kᵀ (transpose_b) of shape
 // (batch, heads, seq, seq), softmax with scale and mask fused (Megatron-LM), dropout, ·V.
+// Padded heads (the `heads_pad` knob) are extra heads of the same size: what the busiest rank
+// computes when a tensor-parallel degree does not divide the heads and ranks hold ⌈heads/tp⌉.
 #include <string>
 
 #include "models.hpp"
@@ -10,24 +12,26 @@ namespace autoddl::costmodel::zoo {
 
 namespace {
 // (batch, seq, hidden) -> (batch, heads, seq, head_dim)
-int split_heads(GraphBuilder& b, const std::string& name, int t, int64_t heads) {
+int split_heads(GraphBuilder& b, const std::string& name, int t, int64_t heads, int64_t head_dim) {
   Shape s = b.shape(t);
-  int r = b.reshape(name + ".split", t, {s[0], s[1], heads, s[2] / heads});
+  int r = b.reshape(name + ".split", t, {s[0], s[1], heads, head_dim});
   return b.transpose(name + ".heads", r, {0, 2, 1, 3});
 }
 }  // namespace
 
-int self_attention(GraphBuilder& b, int x, int64_t heads) {
+int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads) {
   Shape s = b.shape(x);  // (batch, seq, hidden)
   int64_t hidden = s[2];
-  int q = split_heads(b, "attn.q", b.linear("attn.q", x, hidden), heads);
-  int k = split_heads(b, "attn.k", b.linear("attn.k", x, hidden), heads);
-  int v = split_heads(b, "attn.v", b.linear("attn.v", x, hidden), heads);
+  const int64_t head_dim = hidden / heads;
+  const int64_t width = padded_heads * head_dim;  // = hidden without padding
+  int q = split_heads(b, "attn.q", b.linear("attn.q", x, width), padded_heads, head_dim);
+  int k = split_heads(b, "attn.k", b.linear("attn.k", x, width), padded_heads, head_dim);
+  int v = split_heads(b, "attn.v", b.linear("attn.v", x, width), padded_heads, head_dim);
   int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);  // (b, heads, s, s)
   int probs = b.dropout("attn.probs_dropout", b.softmax("attn.softmax", scores));
   int ctx = b.matmul("attn.context", probs, v);  // (b, heads, s, head_dim)
   int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});
-  int flat = b.reshape("attn.merge", merged, {s[0], s[1], hidden});
+  int flat = b.reshape("attn.merge", merged, {s[0], s[1], width});
   return b.linear("attn.proj", flat, hidden);
 }
 

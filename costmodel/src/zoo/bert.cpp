@@ -54,7 +54,7 @@ Graph build(const Knobs& k) {
 
   for (int64_t i = 0; i < layers; ++i) {
     b.begin_block("layer." + std::to_string(i));
-    int a = b.dropout("attn.dropout", self_attention(b, x, heads));
+    int a = b.dropout("attn.dropout", self_attention(b, x, heads, padded_heads(k, heads)));
     x = b.ln("attn.ln", b.add("attn.residual", x, a));
     int f = b.gelu("ffn.gelu", b.linear("ffn.fc1", x, 4 * hidden));
     f = b.dropout("ffn.dropout", b.linear("ffn.fc2", f, hidden));
@@ -88,6 +88,7 @@ ZooModel bert_model() {
            {"seq", "512", "sequence length (and position-embedding rows)"},
            {"vocab", "30522", "vocabulary size (WordPiece, uncased)"},
            {"vocab_pad", "128", "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"},
+           {"heads_pad", "1", "pad the attention heads to a multiple of this with heads of the same size (1 = none); autoddl sets it to tp when a Megatron tp does not divide heads"},
            {"batch", "8", "global batch size (sequences)"},
            {"dtype", "fp16", "parameter and activation dtype"}},
           build};

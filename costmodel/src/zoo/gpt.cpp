@@ -28,7 +28,7 @@ Graph build(const Knobs& k) {
 
   for (int64_t i = 0; i < layers; ++i) {
     b.begin_block("layer." + std::to_string(i));
-    int a = self_attention(b, b.ln("ln1", x), heads);
+    int a = self_attention(b, b.ln("ln1", x), heads, padded_heads(k, heads));
     x = b.add("attn.residual", x, b.dropout("attn.dropout", a));
     int f = b.gelu("ffn.gelu", b.linear("ffn.fc1", b.ln("ln2", x), 4 * hidden));
     f = b.dropout("ffn.dropout", b.linear("ffn.fc2", f, hidden));
@@ -51,6 +51,7 @@ ZooModel gpt_model() {
            {"seq", "1024", "sequence length (and position-embedding rows)"},
            {"vocab", "50257", "vocabulary size"},
            {"vocab_pad", "128", "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"},
+           {"heads_pad", "1", "pad the attention heads to a multiple of this with heads of the same size (1 = none); autoddl sets it to tp when a Megatron tp does not divide heads"},
            {"batch", "8", "global batch size (sequences)"},
            {"dtype", "fp16", "parameter and activation dtype"}},
           build};

@@ -27,6 +27,11 @@ int64_t padded_vocab(const Knobs& k, int64_t vocab) {
   return (vocab + pad - 1) / pad * pad;
 }
 
+int64_t padded_heads(const Knobs& k, int64_t heads) {
+  int64_t pad = k.get_int("heads_pad");
+  return (heads + pad - 1) / pad * pad;
+}
+
 std::vector<KnobSpec> image_classifier_knobs() {
   return {{"batch", "32", "global batch size"},
           {"image", "224", "image height and width (>= 32)"},

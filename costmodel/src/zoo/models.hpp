@@ -17,8 +17,9 @@ ZooModel ncf_model();
 // Multi-head self-attention on x(batch, seq, hidden), built from its primitive ops: Q, K, V
 // projections, split into heads (batch, heads, seq, hidden/heads), Q·Kᵀ, softmax (scale and
 // mask fused), dropout, ·V, merge heads, output projection. Returns the projection's output.
-// Names are "attn.*" under the builder's current block.
-int self_attention(GraphBuilder& b, int x, int64_t heads);
+// Names are "attn.*" under the builder's current block. `padded_heads` >= heads: heads of size
+// hidden/heads, the extra ones padding (see padded_heads()).
+int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads);
 
 // Fails with InputError("--set", "heads", "must divide hidden (768 % 10 != 0)") when needed.
 void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);
@@ -26,6 +27,11 @@ void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);
 // The vocabulary rounded up to a multiple of the `vocab_pad` knob (Megatron-LM pads to 128 so
 // that vocab-parallel embeddings split evenly; 1 keeps the published size).
 int64_t padded_vocab(const Knobs& k, int64_t vocab);
+
+// The attention heads rounded up to a multiple of the `heads_pad` knob (1 = none). Padding keeps
+// the head size hidden/heads, so with heads_pad = tp every tensor-parallel rank holds
+// ⌈heads/tp⌉ heads: the busiest rank of an uneven head split, which sets the iteration time.
+int64_t padded_heads(const Knobs& k, int64_t heads);
 
 // Knobs shared by the image classifiers (vgg16, resnet50): batch, image, classes, dtype.
 std::vector<KnobSpec> image_classifier_knobs();

@@ -13,12 +13,31 @@
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/graph.hpp"
 #include "autoddl/costmodel/scheme.hpp"
 
 namespace autoddl::costmodel {
 
 enum class DimRole : uint8_t { data, tensor };
+
+// Thrown by make_scheme for megatron when tp does not divide the attention heads (Megatron-LM
+// refuses heads % tp != 0). A caller that can rebuild the model with heads padded to a multiple
+// of tp (the zoo's `heads_pad` knob) may cost the uneven split's busiest rank instead.
+class HeadsNotDivisible : public InputError {
+ public:
+  HeadsNotDivisible(int tp, int64_t heads, const std::string& model)
+      : InputError("--scheme", "tp",
+                   std::to_string(tp) + " does not split the " + std::to_string(heads) +
+                       " attention heads of " + model + " evenly (Megatron-LM needs heads % tp == 0)"),
+        tp_(tp), heads_(heads) {}
+  int tp() const { return tp_; }
+  int64_t heads() const { return heads_; }
+
+ private:
+  int tp_;
+  int64_t heads_;
+};
 
 struct LoweringOptions {
   bool sequence_parallel = false;

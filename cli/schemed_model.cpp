@@ -1,0 +1,54 @@
+#include "schemed_model.hpp"
+
+#include <iostream>
+
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+#include "cli_util.hpp"
+
+namespace autoddl::cli {
+
+namespace {
+bool has_knob(const costmodel::ZooModel& z, const std::string& name) {
+  for (const costmodel::KnobSpec& k : z.knobs) {
+    if (k.name == name) return true;
+  }
+  return false;
+}
+}  // namespace
+
+SchemedModel load_schemed_model(const std::string& model, const std::string& knobs, const std::string& spec,
+                                const costmodel::ClusterSpec& cluster, const std::vector<int>& mesh_shape) {
+  using namespace costmodel;
+  SchemedModel m;
+  m.graph = load_model(model, knobs);
+  m.params = static_cast<double>(m.graph.parameter_count());
+  m.forward_flops = m.graph.forward_flops();
+  try {
+    m.scheme = make_scheme(spec, m.graph, cluster, mesh_shape);
+    return m;
+  } catch (const HeadsNotDivisible& e) {
+    const ZooModel* z = find_zoo_model(model);
+    std::map<std::string, std::string> kv = parse_knob_list(knobs);
+    if (!z || !has_knob(*z, "heads_pad") || kv.count("heads_pad")) throw;
+    kv["heads_pad"] = std::to_string(e.tp());
+    const int64_t per_rank = (e.heads() + e.tp() - 1) / e.tp();
+    m.graph = build_zoo_model(model, kv);
+    m.scheme = make_scheme(spec, m.graph, cluster, mesh_shape);
+    const std::string tp = std::to_string(e.tp());
+    m.note = "megatron tp=" + tp + " does not divide the " + std::to_string(e.heads()) + " attention heads of " +
+             std::string(z->name) + ", which Megatron-LM refuses; costed as an uneven head split, every rank priced as " +
+             "the busiest (" + std::to_string(per_rank) + " heads, heads_pad=" + tp +
+             "; re-cost an --out scheme with --set heads_pad=" + tp + ")";
+    std::cerr << "autoddl: note: " << m.note << "\n";
+    return m;
+  }
+}
+
+void restate_for_given_model(costmodel::CostReport& r, const SchemedModel& m) {
+  r.params = m.params;
+  r.model_flops_per_iteration = 3 * m.forward_flops;
+  if (r.iteration_s > 0) r.model_tflops_per_gpu = r.model_flops_per_iteration / r.iteration_s / r.devices / 1e12;
+}
+
+}  // namespace autoddl::cli
