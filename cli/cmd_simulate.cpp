@@ -26,9 +26,11 @@ struct SimulateOptions {
   std::optional<int> nodes;
 };
 
-void print_report(const sim::SimReport& r, const sim::LoweredProgram& lowered, const costmodel::Graph& g) {
+// `params`: of the model as given (without heads padded for an uneven tensor-parallel split).
+void print_report(const sim::SimReport& r, const sim::LoweredProgram& lowered, double params,
+                  const costmodel::Graph& g) {
   std::printf("autoddl simulate: %s (%s params, batch %lld) on %s, %d GPUs, mesh %s\n", r.model.c_str(),
-              human_count(lowered.analytical.params).c_str(), static_cast<long long>(g.batch), r.cluster.c_str(),
+              human_count(params).c_str(), static_cast<long long>(g.batch), r.cluster.c_str(),
               r.devices, r.mesh.c_str());
   std::printf("scheme %s: %d stage%s, %d micro-batch%s; %s fidelity\n", r.scheme.c_str(), r.stages,
               r.stages == 1 ? "" : "s", r.micro_batches, r.micro_batches == 1 ? "" : "es", r.fidelity.c_str());
@@ -102,7 +104,7 @@ int run_simulate(const SimulateOptions& opt) {
     }
   }
   sim::SchemeSimulation run = sim::simulate_scheme(g, c, s, so, lo);
-  print_report(run.report, run.lowered, g);
+  print_report(run.report, run.lowered, m.params, g);
   if (!opt.json_file.empty()) write_json_atomic(opt.json_file, sim::sim_report_to_json(run.report));
   if (!opt.trace_file.empty()) {
     sim::write_trace(opt.trace_file, run.lowered.program, run.result, c);
