@@ -81,16 +81,13 @@ Graph build(const Knobs& k) {
 ZooModel bert_model() {
   return {"bert",
           "BERT pre-training (MLM + NSP heads, pooler, tied decoder), post-LN encoder",
-          {{"size", "base", "base (12 layers, 768 hidden, 12 heads) or large (24, 1024, 16)"},
-           {"layers", "auto", "encoder blocks (auto: from size)"},
-           {"hidden", "auto", "hidden size h, FFN is 4h (auto: from size)"},
-           {"heads", "auto", "attention heads, must divide hidden (auto: from size)"},
-           {"seq", "512", "sequence length (and position-embedding rows)"},
-           {"vocab", "30522", "vocabulary size (WordPiece, uncased)"},
-           {"vocab_pad", "128", "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"},
-           {"heads_pad", "1", "pad the attention heads to a multiple of this with heads of the same size (1 = none); autoddl sets it to tp when a Megatron tp does not divide heads"},
-           {"batch", "8", "global batch size (sequences)"},
-           {"dtype", "fp16", "parameter and activation dtype"}},
+          with_transformer_knobs({
+              {"size", "base", "base (12 layers, 768 hidden, 12 heads) or large (24, 1024, 16)"},
+              {"layers", "auto", "encoder blocks (auto: from size)"},
+              {"hidden", "auto", "hidden size h, FFN is 4h (auto: from size)"},
+              {"heads", "auto", "attention heads, must divide hidden (auto: from size)"},
+              {"seq", "512", "sequence length (and position-embedding rows)"},
+              {"vocab", "30522", "vocabulary size (WordPiece, uncased)"}}),
           build};
 }
 

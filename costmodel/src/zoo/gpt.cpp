@@ -45,15 +45,12 @@ Graph build(const Knobs& k) {
 ZooModel gpt_model() {
   return {"gpt",
           "GPT decoder (GPT-2/3 layout: pre-LN, tied LM head); defaults are GPT-2 small",
-          {{"layers", "12", "transformer blocks"},
-           {"hidden", "768", "hidden size h (FFN is 4h)"},
-           {"heads", "12", "attention heads (must divide hidden)"},
-           {"seq", "1024", "sequence length (and position-embedding rows)"},
-           {"vocab", "50257", "vocabulary size"},
-           {"vocab_pad", "128", "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"},
-           {"heads_pad", "1", "pad the attention heads to a multiple of this with heads of the same size (1 = none); autoddl sets it to tp when a Megatron tp does not divide heads"},
-           {"batch", "8", "global batch size (sequences)"},
-           {"dtype", "fp16", "parameter and activation dtype"}},
+          with_transformer_knobs({
+              {"layers", "12", "transformer blocks"},
+              {"hidden", "768", "hidden size h (FFN is 4h)"},
+              {"heads", "12", "attention heads (must divide hidden)"},
+              {"seq", "1024", "sequence length (and position-embedding rows)"},
+              {"vocab", "50257", "vocabulary size"}}),
           build};
 }
 

@@ -32,6 +32,17 @@ int64_t padded_heads(const Knobs& k, int64_t heads) {
   return (heads + pad - 1) / pad * pad;
 }
 
+std::vector<KnobSpec> with_transformer_knobs(std::vector<KnobSpec> own) {
+  own.push_back({"vocab_pad", "128",
+                 "pad the vocabulary to a multiple of this, like Megatron-LM's --make-vocab-size-divisible-by (1 = none)"});
+  own.push_back({"heads_pad", "1",
+                 "pad the attention heads to a multiple of this with heads of the same size (1 = none); autoddl "
+                 "sets it to tp when a Megatron tp does not divide heads"});
+  own.push_back({"batch", "8", "global batch size (sequences)"});
+  own.push_back({"dtype", "fp16", "parameter and activation dtype"});
+  return own;
+}
+
 std::vector<KnobSpec> image_classifier_knobs() {
   return {{"batch", "32", "global batch size"},
           {"image", "224", "image height and width (>= 32)"},

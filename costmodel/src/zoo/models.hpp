@@ -33,6 +33,10 @@ int64_t padded_vocab(const Knobs& k, int64_t vocab);
 // ⌈heads/tp⌉ heads: the busiest rank of an uneven head split, which sets the iteration time.
 int64_t padded_heads(const Knobs& k, int64_t heads);
 
+// A transformer's own knobs followed by those BERT and GPT share: vocab_pad, heads_pad, batch
+// (8 sequences), dtype (fp16).
+std::vector<KnobSpec> with_transformer_knobs(std::vector<KnobSpec> own);
+
 // Knobs shared by the image classifiers (vgg16, resnet50): batch, image, classes, dtype.
 std::vector<KnobSpec> image_classifier_knobs();
 
