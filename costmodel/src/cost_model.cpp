@@ -376,15 +376,18 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         pin->cross_stage = cross && send_charged[i * kMaxOpInputs + k];
         if (from != to && box_here) pin->fwd = table.path(from, to);
       }
-      if (cross && send_charged[i * kMaxOpInputs + k]) {
-        double local = local_bytes(psig.out[o], sbp_shape.data(), bytes_mb[t]);
-        double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
-        op_fwd_sr[i] += sr;
+      // One stage-to-stage send of this tensor's local piece (forward) or its summed gradient
+      // (backward), charged to op i; the plan records bytes and seconds where it is recorded.
+      auto stage_send = [&](const NdSbp& piece, double& op_sr, double* plan_bytes, double* plan_s) {
+        const double local = local_bytes(piece, sbp_shape.data(), bytes_mb[t]);
+        const double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
+        op_sr += sr;
         stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
-        if (pin) {
-          pin->fwd_send_bytes = local;
-          pin->fwd_send_s = sr;
-        }
+        if (plan_bytes) *plan_bytes = local;
+        if (plan_s) *plan_s = sr;
+      };
+      if (cross && send_charged[i * kMaxOpInputs + k]) {
+        stage_send(psig.out[o], op_fwd_sr[i], pin ? &pin->fwd_send_bytes : nullptr, pin ? &pin->fwd_send_s : nullptr);
       }
       if (differentiable(tensor) && grad_charged[i * kMaxOpInputs + k]) {
         int gfrom = state(table, sig.in_grad[k], "op " + op.name + " gradient");
@@ -394,15 +397,9 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         if (pin && gfrom != gto) pin->bwd = table.path(gfrom, gto);
         // The stage's gradients of this tensor are summed locally and sent back once.
         if (cross && send_charged[i * kMaxOpInputs + k]) {
-          double local = local_bytes(sig.in_grad[k], sbp_shape.data(), bytes_mb[t]);
-          double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
-          op_bwd_sr[i] += sr;
-          stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
-          if (pin) {
-            pin->bwd_send = true;
-            pin->bwd_send_bytes = local;
-            pin->bwd_send_s = sr;
-          }
+          if (pin) pin->bwd_send = true;
+          stage_send(sig.in_grad[k], op_bwd_sr[i], pin ? &pin->bwd_send_bytes : nullptr,
+                     pin ? &pin->bwd_send_s : nullptr);
         }
       }
     }
