@@ -357,6 +357,22 @@ class Lowerer {
     for (size_t ai = 0; ai < tasks.size(); ++ai) st.pending[ai].push_back(tasks[ai]);
   }
 
+  // One group's collective for a step of a boxing path or a gradient bucket on stage s; the
+  // caller adds the group's devices and dependencies.
+  Task step_task(const BoxingStep& step, Phase phase, int stream, const std::string& name, int s) const {
+    Task t;
+    t.kind = TaskKind::collective;
+    t.phase = phase;
+    t.stream = stream;
+    t.name = name;
+    t.collective = step.kind;
+    t.algo = step_algo(step.kind);
+    t.bytes = step.bytes;
+    t.channels = channels_[static_cast<size_t>(step.dim)];
+    t.stage = s;
+    return t;
+  }
+
   // A boxing path on stage s: each step one collective per group of its dim, after the compute
   // before it; the next compute waits for them. A mirror's part waits for its representative.
   void boxing(int s, const std::vector<BoxingStep>& steps, const std::string& name, int mb) {
@@ -367,17 +383,8 @@ class Lowerer {
     for (const BoxingStep& step : steps) {
       added.clear();
       for (const std::vector<int>& grp : boxing_groups_[static_cast<size_t>(step.dim)]) {
-        Task t;
-        t.kind = TaskKind::collective;
-        t.phase = Phase::boxing;
-        t.stream = kBoxingStream;
-        t.name = name;
-        t.collective = step.kind;
-        t.algo = step_algo(step.kind);
-        t.bytes = step.bytes;
-        t.channels = channels_[static_cast<size_t>(step.dim)];
+        Task t = step_task(step, Phase::boxing, kBoxingStream, name, s);
         t.micro_batch = mb;
-        t.stage = s;
         for (int pos : grp) {
           t.devices.push_back(pl_.device(s, pos));
           const int ai = rep_index_[static_cast<size_t>(pos)];  // itself, or a mirror's representative
@@ -555,16 +562,7 @@ class Lowerer {
         for (size_t x = 0; x < b.steps.size(); ++x) {
           const BoxingStep& step = b.steps[x];
           for (const std::vector<int>& grp : pl_.groups(step.dim, all)) {
-            Task t;
-            t.kind = TaskKind::collective;
-            t.phase = Phase::grad_sync;
-            t.stream = kGradSyncStream;
-            t.name = name;
-            t.collective = step.kind;
-            t.algo = step_algo(step.kind);
-            t.bytes = step.bytes;
-            t.channels = channels_[static_cast<size_t>(step.dim)];
-            t.stage = s;
+            Task t = step_task(step, Phase::grad_sync, kGradSyncStream, name, s);
             for (int pos : grp) {
               t.devices.push_back(pl_.device(s, pos));
               if (x > 0) continue;  // later steps follow the first on each device's stream
