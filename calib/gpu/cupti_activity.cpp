@@ -52,6 +52,16 @@ const char* copy_kind(uint8_t k) {
   }
 }
 
+// The fields every timed record kind (kernel, memcpy, memset) carries under the same names.
+template <typename Record>
+void copy_timing(const Record* x, ActivityRecord& r) {
+  r.start_ns = x->start;
+  r.end_ns = x->end;
+  r.device = x->deviceId;
+  r.stream = x->streamId;
+  r.correlation = x->correlationId;
+}
+
 bool convert(const CUpti_Activity* a, ActivityRecord& r) {
   switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -59,11 +69,7 @@ bool convert(const CUpti_Activity* a, ActivityRecord& r) {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
       r.kind = "kernel";
       r.name = k->name ? k->name : "?";
-      r.start_ns = k->start;
-      r.end_ns = k->end;
-      r.device = k->deviceId;
-      r.stream = k->streamId;
-      r.correlation = k->correlationId;
+      copy_timing(k, r);
       r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
       r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
       return true;
@@ -72,11 +78,7 @@ bool convert(const CUpti_Activity* a, ActivityRecord& r) {
       auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
       r.kind = "memcpy";
       r.name = copy_kind(m->copyKind);
-      r.start_ns = m->start;
-      r.end_ns = m->end;
-      r.device = m->deviceId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
+      copy_timing(m, r);
       r.bytes = m->bytes;
       return true;
     }
@@ -84,11 +86,7 @@ bool convert(const CUpti_Activity* a, ActivityRecord& r) {
       auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
       r.kind = "memset";
       r.name = "memset";
-      r.start_ns = m->start;
-      r.end_ns = m->end;
-      r.device = m->deviceId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
+      copy_timing(m, r);
       r.bytes = m->bytes;
       return true;
     }
