@@ -74,19 +74,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string version_text(int v) {  // 13000 -> "13.0"
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
 std::string shape_text(const Row& r) {
   std::string s;
   for (auto& [k, v] : r.shape) {
@@ -102,6 +89,19 @@ std::string shape_text(const Row& r) {
 }
 
 }  // namespace
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string version_text(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
 
 std::vector<size_t> Options::sizes() const {
   std::vector<size_t> out;

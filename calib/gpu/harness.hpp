@@ -117,6 +117,11 @@ struct Timed {
 Timed time_op(const Options& opt, const std::vector<int>& devices,
               const std::vector<cudaStream_t>& streams, const std::function<void()>& op);
 
+// The current time as ISO 8601 UTC ("2026-11-21T12:00:00Z"), for provenance.
+std::string now_utc();
+// A CUDA version number as text: 13000 -> "13.0".
+std::string version_text(int v);
+
 // A first CUDA call that fails cleanly without a GPU: "" if devices are usable, else the reason.
 std::string no_gpu_reason();
 

@@ -21,6 +21,7 @@
 #include "autoddl/calib/validation_compare.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "cupti_activity.hpp"
+#include "harness.hpp"
 #include "validate_rank.hpp"
 
 using namespace autoddl;
@@ -106,16 +107,6 @@ class Barrier {
   long generation_ = 0;
 };
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 void provenance(ValidationResult& r, const Args& a) {
   for (const std::string& s : a.argv) r.command += (r.command.empty() ? "" : " ") + s;
