@@ -69,8 +69,7 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
 int run_cost(const CostOptions& opt) {
   using namespace costmodel;
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
-  std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
-  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, mesh);
+  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   CostReport r = evaluate(m.graph, c, m.scheme);
   restate_for_given_model(r, m);
   print_report(r, m.graph, opt.top);

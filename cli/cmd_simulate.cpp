@@ -92,8 +92,7 @@ int run_simulate(const SimulateOptions& opt) {
   lo.fold_replicas = mode(opt.fold, "--fold-replicas");
   lo.merge_compute = mode(opt.merge, "--merge-compute");
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
-  std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
-  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, mesh);
+  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   const Graph& g = m.graph;
   const Scheme& s = m.scheme;
   so.dtype = DType::fp32;

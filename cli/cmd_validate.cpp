@@ -73,8 +73,7 @@ int compare_and_print(const ValidateOptions& opt, const calib::ValidationPlan& p
 int run_validate(const ValidateOptions& opt) {
   using namespace costmodel;
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
-  std::vector<int> mesh = opt.mesh.empty() ? std::vector<int>{} : parse_mesh_shape(opt.mesh);
-  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, mesh);
+  SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   const Graph& g = m.graph;
   const Scheme& s = m.scheme;
   calib::PlanBuild b = calib::make_validation_plan(g, c, s);

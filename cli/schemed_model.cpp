@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "cli_util.hpp"
 
@@ -18,8 +19,9 @@ bool has_knob(const costmodel::ZooModel& z, const std::string& name) {
 }  // namespace
 
 SchemedModel load_schemed_model(const std::string& model, const std::string& knobs, const std::string& spec,
-                                const costmodel::ClusterSpec& cluster, const std::vector<int>& mesh_shape) {
+                                const costmodel::ClusterSpec& cluster, const std::string& mesh) {
   using namespace costmodel;
+  const std::vector<int> mesh_shape = mesh.empty() ? std::vector<int>{} : parse_mesh_shape(mesh);
   SchemedModel m;
   m.graph = load_model(model, knobs);
   m.params = static_cast<double>(m.graph.parameter_count());

@@ -5,7 +5,6 @@
 // iteration time, the memory peak and the per-device bytes. A note says so.
 #pragma once
 #include <string>
-#include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
@@ -22,12 +21,13 @@ struct SchemedModel {
   std::string note;          // empty unless the heads were padded
 };
 
-// Loads the model (load_model) and lowers `spec` on it (make_scheme); for a megatron spec whose
-// tp does not divide a zoo model's heads (and no explicit heads_pad), rebuilds it with
-// heads_pad = tp. Prints the note on stderr. Other errors propagate as InputError.
+// Loads the model (load_model) and lowers `spec` on it (make_scheme) over the --mesh text (empty:
+// the scheme's default mesh); for a megatron spec whose tp does not divide a zoo model's heads
+// (and no explicit heads_pad), rebuilds it with heads_pad = tp. Prints the note on stderr.
+// Other errors propagate as InputError.
 SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,
                                 const std::string& spec, const costmodel::ClusterSpec& cluster,
-                                const std::vector<int>& mesh_shape);
+                                const std::string& mesh);
 
 // A CostReport of `m.graph` restated for the model as given: params, model FLOPs and model
 // TFLOP/s per GPU count the real heads only (padding is work, not model FLOPs).
