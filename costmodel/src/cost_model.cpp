@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
+#include "autoddl/costmodel/activation_memory.hpp"
 #include "autoddl/costmodel/boxing.hpp"
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/error.hpp"
@@ -21,6 +23,15 @@ Shape micro_batch_shape(const Tensor& t, int micro_batches) {
     s[0] /= micro_batches;
   }
   return s;
+}
+
+bool recomputed(const Graph& graph, const Op& op, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::none: return false;
+    case Recompute::selective: return is_attention_core(graph, op);
+    case Recompute::full: return !op.block.empty();  // Megatron checkpoints transformer layers only
+  }
+  return false;
 }
 
 bool is_attention_core(const Graph& graph, const Op& op) {
@@ -46,6 +57,27 @@ std::string signature_string(const Graph& graph, const Op& op, const OpSignature
   s += " ->";
   for (int o = 0; o < sig.n_out; ++o) s += " " + to_string(sig.out[o]);
   return s;
+}
+
+// The ZeRO-1 shard (cost_model.hpp): storage with every replicated dim (size > 1) split
+// on the first axis that divides, as ZeRO and Megatron's distributed optimizer shard the flat
+// buffer; the storage itself when no axis divides.
+int optimizer_shard_state(const BoxingTable& table, const NdSbp& storage, const std::vector<int>& sbp_shape,
+                          const Shape& shape) {
+  NdSbp st = storage;
+  for (int d = 0; d < st.ndims; ++d) {
+    if (!st.dims[d].is_broadcast() || sbp_shape[d] <= 1) continue;
+    for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
+      NdSbp trial = st;
+      trial.dims[d] = Sbp::split(a);
+      if (divides(trial, sbp_shape.data(), shape)) {
+        st = trial;
+        break;
+      }
+    }
+  }
+  const int idx = table.index_of(st);
+  return idx >= 0 ? idx : table.index_of(storage);
 }
 
 namespace {
@@ -185,6 +217,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     plan->pipeline_tier = pp_tier;
     plan->ops.resize(n_ops);
     plan->buckets.resize(S);
+    plan->param_gathers.resize(S);
     plan->optimizer_s.assign(S, 0);
     plan->optimizer_params.assign(S, 0);
   }
@@ -281,6 +314,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   if (plan) plan->train_dtype = train_dtype;
   // Backward timeline of the last micro-batch per stage, for gradient-sync overlap.
   std::vector<std::vector<GradSync>> grads(S);
+  std::vector<std::vector<GradSync>> gathers(S);  // ZeRO-1: updated shards back to storage
   std::vector<double> bwd_clock(S, 0);
 
   // Per op and micro-batch: compute, boxing (collectives) and pipeline send/recv.
@@ -303,8 +337,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops / m / split,
                                op.work.bwd_bytes / m / split, 2);
     double recompute = 0;
-    const bool recompute_op = scheme.recompute == Recompute::full ||
-                              (scheme.recompute == Recompute::selective && is_attention_core(graph, op));
+    const bool recompute_op = recomputed(graph, op, scheme.recompute);
     if (recompute_op) {
       recompute = fwd;
       bwd += fwd;
@@ -347,7 +380,11 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
           }
         }
         int g = state(table, sig.in_grad[k], "op " + op.name + " gradient");
-        grads[stage].push_back({t, i, g, a, &table, static_cast<double>(tensor.bytes()), 0});
+        // ZeRO-1 / distributed optimizer: gradients are reduce-scattered to the shard this
+        // device updates, and the updated shard is all-gathered after the step.
+        const int shard = scheme.shard_optimizer ? optimizer_shard_state(table, st, sbp_shape, tensor.shape) : a;
+        grads[stage].push_back({t, i, g, shard, &table, static_cast<double>(tensor.bytes()), 0});
+        if (shard != a) gathers[stage].push_back({t, i, shard, a, &table, static_cast<double>(tensor.bytes()), 0});
         continue;
       }
       const int j = tensor.producer;
@@ -364,6 +401,12 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       if (box_here) {
         op_fwd_box[i] += table.time_s(from, to);
         table.tally(from, to, stage_mb[stage]);
+        // Recompute re-runs the forward from the checkpoint, its collectives included
+        // (Megatron's checkpointed RowParallelLinear all-reduces again in backward).
+        if (recompute_op) {
+          op_bwd_box[i] += table.time_s(from, to);
+          table.tally(from, to, stage_mb[stage]);
+        }
       }
       const bool cross = stage_of(j) != stage;
       PlannedInput* pin = pop ? &pop->inputs[k] : nullptr;
@@ -413,6 +456,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   }
 
   // Gradient readiness: the last micro-batch's backward walks ops in reverse order per stage.
+  std::vector<double> param_gather_s(S, 0);
   std::vector<double> ready_at(n_ops, 0);
   for (int i = n_ops - 1; i >= 0; --i) {
     int s = stage_of(i);
@@ -443,6 +487,16 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     r.grad_sync_exposed_s = std::max(r.grad_sync_exposed_s, exposed);
     r.grad_sync_s = std::max(r.grad_sync_s, sync_total);
     for (const GradSync& g : uniq) r.per_op[g.op].grad_sync_s += g.table->time_s(g.from, g.to);
+    // The all-gather of updated shards follows the optimizer step, exposed (Megatron overlaps it
+    // with the next forward only with --overlap-param-gather).
+    std::vector<GradSync> upd;
+    std::set<int> seen_param;
+    for (const GradSync& g : gathers[s]) {
+      if (seen_param.insert(g.tensor).second) upd.push_back(g);
+    }
+    double gather_total = 0;
+    param_gather_s[s] = sync_buckets(upd, scheme.bucket_bytes, 0, sbp_mesh, stage_once[s], gather_total,
+                                     plan ? &plan->param_gathers[s] : nullptr);
   }
 
   // Memory per stage.
@@ -474,12 +528,13 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         }
       }
       param_mem[s] += 2 * store_local + elems * opt_bpp / opt_split;
-      local_params[s] += elems;
+      local_params[s] += elems / opt_split;  // each replica steps only its shard
     }
     transient[s] = std::max(transient[s], gathered);
   }
-  // Saved activations of one micro-batch: every produced activation (at its producer's SBP) that
-  // some op needs in backward; recompute drops what it will recompute.
+  // Saved activations of one micro-batch, at their producer's SBP: what backward reads
+  // (activation_memory.hpp); full recompute holds one block's recomputed tensors at a time.
+  const ActivationFactors af = activation_factors(graph, scheme.recompute);
   std::vector<double> block_act(S, 0);
   std::map<std::pair<int, std::string>, double> per_block;
   for (int i = 0; i < n_ops; ++i) {
@@ -487,20 +542,10 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     const int s = stage_of(i);
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const int t = op.outputs[o];
-      if (graph.consumers[t].empty()) continue;
-      double local = local_bytes(scheme.op_sigs[i].out[o], sbp_shape.data(), bytes_mb[t]);
-      bool boundary = false;
-      for (int c : graph.consumers[t]) boundary |= graph.ops[c].block != op.block || op.block.empty();
-      switch (scheme.recompute) {
-        case Recompute::none: act_mem[s] += local; break;
-        case Recompute::selective:
-          if (!is_attention_core(graph, op)) act_mem[s] += local;
-          break;
-        case Recompute::full:
-          if (boundary) act_mem[s] += local;
-          else per_block[{s, op.block}] += local;
-          break;
-      }
+      if (af.kept[t] == 0 && af.recomputed[t] == 0) continue;
+      const double local = local_bytes(scheme.op_sigs[i].out[o], sbp_shape.data(), bytes_mb[t]);
+      act_mem[s] += af.kept[t] * local;
+      if (af.recomputed[t] > 0) per_block[{s, op.block}] += af.recomputed[t] * local;
     }
   }
   for (const auto& [key, bytes] : per_block) block_act[key.first] = std::max(block_act[key.first], bytes);
@@ -543,7 +588,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   double opt_step = 0;
   for (int s = 0; s < S; ++s) {
     const double step = optimizer_step_s(cluster.gpu, local_params[s], train_dtype);
-    opt_step = std::max(opt_step, step);
+    opt_step = std::max(opt_step, step + param_gather_s[s]);
     if (plan) {
       plan->optimizer_s[s] = step;
       plan->optimizer_params[s] = local_params[s];
@@ -553,8 +598,8 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     r.bubble_s = (S - 1.0) / (scheme.schedule == PipelineSchedule::interleaved ? v : 1) * T;
   }
   r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + opt_step;
-  r.compute_s = m * compute_mb[slow] + opt_step;
-  r.comm_exposed_s = m * comm_mb[slow] + r.grad_sync_exposed_s;
+  r.compute_s = m * compute_mb[slow] + opt_step - param_gather_s[slow];
+  r.comm_exposed_s = m * comm_mb[slow] + r.grad_sync_exposed_s + param_gather_s[slow];
   r.send_recv_s = m * sendrecv_mb[slow];
   for (int i = 0; i < n_ops; ++i) {
     if (stage_of(i) != slow) continue;

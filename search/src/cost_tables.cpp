@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "autoddl/costmodel/activation_memory.hpp"
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
@@ -60,6 +61,8 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
     for (int64_t x : shape_mb_[t]) e *= x;
     bytes_mb_[t] = static_cast<double>(e * dtype_bytes(graph.tensors[t].dtype));
   }
+  recompute_op_.resize(n_ops);
+  for (int i = 0; i < n_ops; ++i) recompute_op_[i] = recomputed(graph, graph.ops[i], opt_.recompute) ? 1 : 0;
   first_reader_.assign(n_t, -1);
   for (int i = 0; i < n_ops; ++i) {
     for (int t : graph.ops[i].inputs) {
@@ -84,6 +87,8 @@ void CostTables::build_nodes() {
     return DType::fp32;
   }();
   const double opt_bpp = optimizer_bytes_per_param(train_dtype);
+  // What backward keeps of each tensor (activation_memory.hpp, as evaluate() counts it).
+  const ActivationFactors af = activation_factors(g, opt_.recompute);
   // Blocks per stage (full recompute keeps one block's activations: charged as an average).
   std::vector<std::set<std::string>> blocks(stages_);
   for (int i = 0; i < n_ops; ++i) {
@@ -131,28 +136,29 @@ void CostTables::build_nodes() {
         const BoxingTable& tb = *k.in_info[slot]->table;
         const int store = k.store_state[q];
         node += tb.time_s(store, k.in_state[q]) * m * (k.zero[c] ? 2 : 1);  // gather (ZeRO: fwd + bwd)
-        node += opt_.sync_weight * tb.time_s(k.in_grad_state[q], store);    // gradient sync
         const NdSbp& storage = tb.states()[store];
+        // ZeRO-1 reduce-scatters into the shard it updates and all-gathers it after the step
+        // (evaluate() exposes the gather after the optimizer).
+        const int shard = opt_.shard_optimizer ? optimizer_shard_state(tb, storage, sbp_shape_, x.shape) : store;
+        node += opt_.sync_weight * tb.time_s(k.in_grad_state[q], shard);  // gradient sync
+        if (shard != store) node += tb.time_s(shard, store);
+        double opt_split = 1;
+        if (opt_.shard_optimizer) {
+          for (int d = 0; d < storage.ndims; ++d) {
+            if (storage.dims[d].is_broadcast()) opt_split *= sbp_shape_[d];
+          }
+        }
         const double elems = local_bytes(storage, sbp_shape_.data(), static_cast<double>(x.bytes())) /
-                             dtype_bytes(x.dtype);
+                             dtype_bytes(x.dtype) / opt_split;
         if (elems > 0) node += optimizer_step_s(cluster_->gpu, elems, train_dtype) - cluster_->gpu.launch_overhead_s;
         mem += param_mem(x, storage);
       }
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         const int t = op.outputs[o];
-        if (g.consumers[t].empty()) continue;
+        if (af.kept[t] == 0 && af.recomputed[t] == 0) continue;
         const double local = k.out_info[o]->local_bytes[k.out_state[c * kMaxOpOutputs + o]];
-        bool boundary = op.block.empty();
-        for (int cons : g.consumers[t]) boundary |= g.ops[cons].block != op.block;
-        switch (opt_.recompute) {
-          case Recompute::none: act += local * flight; break;
-          case Recompute::selective:
-            if (!is_attention_core(g, op)) act += local * flight;
-            break;
-          case Recompute::full:
-            act += boundary ? local * flight : local / std::max<size_t>(1, blocks[st].size());
-            break;
-        }
+        act += af.kept[t] * local * flight +
+               af.recomputed[t] * local / static_cast<double>(std::max<size_t>(1, blocks[st].size()));
       }
       node_s_[begin_[i] + c] = node;
       mem_bytes_[begin_[i] + c] = mem + act;
@@ -293,7 +299,8 @@ double CostTables::term_cost(int ti, const int* choice) const {
         const int b = cls(ops[j]).in_state[choice[ops[j]] * kMaxOpInputs + ports[j]];
         bool dup = false;
         for (int l = 1; l < j && !dup; ++l) dup = cls(ops[l]).in_state[choice[ops[l]] * kMaxOpInputs + ports[l]] == b;
-        if (!dup) s += tb.time_s(a, b) * t.scale;
+        // A recomputed reader boxes again when its forward re-runs in backward.
+        if (!dup) s += tb.time_s(a, b) * t.scale * (recompute_op_[ops[j]] ? 2 : 1);
       }
       return s;
     }

@@ -25,7 +25,7 @@ void append_shape(std::string& key, const Shape& s) {
 }
 
 // Everything the signatures and node costs of an op depend on, so equal keys share a class.
-std::string class_key(const Graph& g, const Op& op, const std::vector<Shape>& shape_mb, bool attention) {
+std::string class_key(const Graph& g, const Op& op, const std::vector<Shape>& shape_mb, bool recompute) {
   std::string key = std::to_string(static_cast<int>(op.kind)) + '|';
   const OpAttrs& a = op.attrs;
   for (int v : {a.kernel_h, a.kernel_w, a.stride, a.pad, static_cast<int>(a.pool), static_cast<int>(a.unary),
@@ -35,7 +35,7 @@ std::string class_key(const Graph& g, const Op& op, const std::vector<Shape>& sh
   for (int p : a.perm) key += std::to_string(p) + '.';
   char buf[128];
   std::snprintf(buf, sizeof buf, "|%.17g,%.17g,%.17g,%.17g|%d|", op.work.fwd_flops, op.work.bwd_flops,
-                op.work.fwd_bytes, op.work.bwd_bytes, attention ? 1 : 0);
+                op.work.fwd_bytes, op.work.bwd_bytes, recompute ? 1 : 0);
   key += buf;
   for (int t : op.inputs) {
     const Tensor& x = g.tensors[t];
@@ -107,7 +107,7 @@ void CostTables::build_classes() {
   op_cls_.resize(g.ops.size());
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    const bool attention = is_attention_core(g, op);
+    const bool recompute = recomputed(g, op, opt_.recompute);
     // Which parameters this op stores (it reads them first): only those have a storage choice.
     unsigned stores = 0;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
@@ -115,7 +115,7 @@ void CostTables::build_classes() {
         stores |= 1u << k;
       }
     }
-    std::string key = class_key(g, op, shape_mb_, attention) + "|" + std::to_string(stores);
+    std::string key = class_key(g, op, shape_mb_, recompute) + "|" + std::to_string(stores);
     auto it = class_of_key.find(key);
     if (it != class_of_key.end()) {
       op_cls_[i] = it->second;
@@ -136,8 +136,6 @@ void CostTables::build_classes() {
     for (int o = 0; o < n_out; ++o) c.out_info[o] = info(op.outputs[o]);
     // Compute time per signature, exactly as evaluate() prices it.
     const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-    const bool recompute = opt_.recompute == Recompute::full ||
-                           (opt_.recompute == Recompute::selective && attention);
     auto add_choice = [&](int s, bool zero) {
       const OpSignature& sig = c.sigs[s];
       c.sig_of.push_back(s);

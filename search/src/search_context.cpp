@@ -1,11 +1,12 @@
 // The shared state of the table-based methods (see searcher.hpp). configure() picks the tables'
-// configuration the way OneFlow's adaptive memory loop does: try the fastest configuration
-// first (one micro-batch, no recompute), descend quickly from the expert seeds, and move on to
-// recompute and more micro-batches only while the result does not fit; a fit in the table's
-// estimate that evaluate() still rejects lowers the table's capacity by the excess and retries.
+// configuration (micro-batches x recompute) by cost: each candidate descends quickly from the
+// expert seeds and is ranked by evaluate(); dominated candidates and counts a memory bound rules
+// out are skipped; a fit in the table's estimate that evaluate() still rejects lowers the
+// table's capacity by the excess and retries.
 // With a pipeline dim, each configuration partitions layers into stages first (pipeline.hpp).
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
@@ -117,23 +118,17 @@ void SearchContext::configure() {
   const auto t0 = std::chrono::steady_clock::now();
   const int pd = opt_.pipeline_dim;
   const int stages = pd < 0 ? 1 : mesh_[pd];
-  std::vector<Cfg> cfgs;
-  if (stages == 1) {
-    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) cfgs.push_back({1, rc});
-    for (int m = 2; m <= g_->batch; m *= 2) {
-      if (g_->batch % m == 0) cfgs.push_back({m, Recompute::full});
-    }
-  } else {
-    for (Recompute rc : {Recompute::none, Recompute::full}) {
-      for (int m = stages; m <= g_->batch && m <= 8 * stages; m *= 2) {
-        if (g_->batch % m == 0) cfgs.push_back({m, rc});
-      }
-    }
-    if (cfgs.empty()) {
-      throw InputError("--pipeline-dim", "", "the batch " + std::to_string(g_->batch) + " has no micro-batch count >= " +
-                                                 std::to_string(stages) + " stages");
-    }
+  // Micro-batch counts to try: every divisor of the batch that is a power of two; with a
+  // pipeline, from one per stage up to 8 per stage (more shrink the bubble only slightly).
+  std::vector<int> ms;
+  for (int m = stages; m <= g_->batch && (stages == 1 || m <= 8 * stages); m *= 2) {
+    if (g_->batch % m == 0) ms.push_back(m);
   }
+  if (ms.empty()) {
+    throw InputError("--pipeline-dim", "", "the batch " + std::to_string(g_->batch) + " has no micro-batch count >= " +
+                                               std::to_string(stages) + " stages");
+  }
+  constexpr Recompute kModes[] = {Recompute::none, Recompute::selective, Recompute::full};
   auto options = [&](int m, Recompute rc, double sync_weight) {
     TableOptions o;
     o.mesh_shape = mesh_;
@@ -182,20 +177,51 @@ void SearchContext::configure() {
     return a;
   };
 
+  // Every (micro-batches, recompute) is a candidate, ranked by evaluate()'s iteration time, not
+  // by first fit. Dominance prunes: at equal micro-batches a lighter recompute that fits beats a
+  // heavier one (same work plus less recompute); without a pipeline a configuration that fits
+  // also beats itself with more micro-batches (more launches, smaller GEMMs, no bubble to
+  // shrink). A configuration that does not fit tells how far its activations must shrink: its
+  // recompute mode jumps to the micro-batch count that could fit, or is dropped when even the
+  // parameters do not fit.
   std::vector<Attempt> tried;
   nlohmann::json log = nlohmann::json::array();
   int chosen = -1;
-  for (const Cfg& cfg : cfgs) {
-    progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
-             std::string(recompute_name(cfg.rc)));
-    tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
-    log.push_back(tried.back().info);
-    const CostReport& r = tried.back().report;
-    if (!r.feasible) continue;
-    // Without a pipeline the first fit is the fastest (more micro-batches and recompute only add
-    // work); with one, more micro-batches shrink the bubble, so keep the fastest fit.
-    if (chosen < 0 || r.iteration_s < tried[chosen].report.iteration_s) chosen = static_cast<int>(tried.size()) - 1;
-    if (stages == 1) break;
+  const int big = std::numeric_limits<int>::max();
+  int fitted_at[3] = {big, big, big};  // per mode: the smallest micro-batch count that fitted
+  int next_m[3] = {0, 0, 0};           // per mode: skip counts below this (memory bound)
+  for (int m : ms) {
+    for (int r = 0; r < 3; ++r) {
+      bool dominated = m < next_m[r];
+      for (int q = 0; q <= r && !dominated; ++q) dominated = stages == 1 ? fitted_at[q] <= m : fitted_at[q] == m;
+      if (dominated) continue;
+      const Cfg cfg{m, kModes[r]};
+      progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
+               std::string(recompute_name(cfg.rc)));
+      tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
+      log.push_back(tried.back().info);
+      const CostReport& rep = tried.back().report;
+      if (rep.feasible) {
+        fitted_at[r] = std::min(fitted_at[r], m);
+        if (chosen < 0 || rep.iteration_s < tried[chosen].report.iteration_s) chosen = static_cast<int>(tried.size()) - 1;
+        continue;
+      }
+      const double fixed = rep.peak_memory_bytes - rep.activation_memory_bytes;
+      const double room = rep.memory_capacity_bytes - fixed;
+      if (stages == 1) {
+        if (room <= 0) next_m[r] = big;  // the parameters alone do not fit: no count helps
+        else next_m[r] = std::max(2 * m, static_cast<int>(std::min<double>(big / 2, m * rep.activation_memory_bytes / room)));
+        // Round the bound down to a count that exists, so it never skips the first fit.
+        if (next_m[r] != big) {
+          int b = 2 * m;
+          for (int x : ms) {
+            if (x >= 2 * m && x <= next_m[r]) b = x;
+          }
+          next_m[r] = b;
+        }
+      }
+    }
+    if (stages == 1 && fitted_at[0] <= m) break;  // every later count is dominated
   }
   if (chosen < 0) {  // nothing fits: the least memory, reported infeasible
     chosen = 0;

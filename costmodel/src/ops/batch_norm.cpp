@@ -42,4 +42,11 @@ OpWork batch_norm_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// The input is kept (its per-channel statistics are negligible beside it).
+SavedForBackward batch_norm_saved(const Graph&, const Op&) {
+  SavedForBackward s;
+  s.inputs = 1u;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

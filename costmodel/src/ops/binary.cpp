@@ -48,4 +48,14 @@ OpWork binary_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// add passes dY through; mul needs each operand for the other's gradient.
+SavedForBackward binary_saved(const Graph& g, const Op& op) {
+  SavedForBackward s;
+  if (op.attrs.binary == BinaryFn::mul) {
+    if (needs_grad(g, op, 1)) s.inputs |= 1u;
+    if (needs_grad(g, op, 0)) s.inputs |= 2u;
+  }
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

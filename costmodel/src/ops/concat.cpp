@@ -37,4 +37,7 @@ OpWork concat_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// dY is sliced back: nothing is kept.
+SavedForBackward concat_saved(const Graph&, const Op&) { return {}; }
+
 }  // namespace autoddl::costmodel::ops

@@ -60,4 +60,11 @@ OpWork conv2d_work(const Graph& g, const Op& op) {
   return work;
 }
 
+// The weight gradient correlates the input with dY: the input is kept.
+SavedForBackward conv2d_saved(const Graph& g, const Op& op) {
+  SavedForBackward s;
+  if (needs_grad(g, op, 1)) s.inputs |= 1u;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

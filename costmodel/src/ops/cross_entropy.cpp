@@ -39,4 +39,13 @@ OpWork cross_entropy_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// The softmax of the logits is kept for dlogits; Megatron-LM's vocab-parallel cross-entropy
+// holds it in fp32 (Korthikanti et al. 2022, §4.3: 4·s·b·v/t bytes).
+SavedForBackward cross_entropy_saved(const Graph&, const Op&) {
+  SavedForBackward s;
+  s.inputs = 1u;
+  s.inputs_in_fp32 = true;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -32,4 +32,7 @@ OpWork embedding_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// The table gradient scatters dY by the indices, which are inputs (data), not activations.
+SavedForBackward embedding_saved(const Graph&, const Op&) { return {}; }
+
 }  // namespace autoddl::costmodel::ops

@@ -8,13 +8,15 @@
 #include <vector>
 
 #include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/op_registry.hpp"
 
 namespace autoddl::costmodel::ops {
 
 // ---- one pair per kind ----
 #define AUTODDL_OP_KIND(kind)                                     \
   std::vector<Shape> kind##_shapes(const Graph& g, const Op& op); \
-  OpWork kind##_work(const Graph& g, const Op& op);
+  OpWork kind##_work(const Graph& g, const Op& op);               \
+  SavedForBackward kind##_saved(const Graph& g, const Op& op);
 AUTODDL_OP_KIND(matmul)
 AUTODDL_OP_KIND(conv2d)
 AUTODDL_OP_KIND(pool)

@@ -43,4 +43,11 @@ OpWork layer_norm_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// The input is kept (its per-row mean and variance are negligible beside it).
+SavedForBackward layer_norm_saved(const Graph&, const Op&) {
+  SavedForBackward s;
+  s.inputs = 1u;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

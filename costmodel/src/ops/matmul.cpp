@@ -71,4 +71,12 @@ OpWork matmul_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// dA = dY·Bᵀ needs B, dB = Aᵀ·dY needs A: an operand is kept when the other needs a gradient.
+SavedForBackward matmul_saved(const Graph& g, const Op& op) {
+  SavedForBackward s;
+  if (needs_grad(g, op, 1)) s.inputs |= 1u;
+  if (needs_grad(g, op, 0)) s.inputs |= 2u;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

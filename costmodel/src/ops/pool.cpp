@@ -44,4 +44,11 @@ OpWork pool_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// Max pooling routes dY to the arg-max, read from its kept input; average pooling keeps nothing.
+SavedForBackward pool_saved(const Graph&, const Op& op) {
+  SavedForBackward s;
+  if (op.attrs.pool == PoolFn::max) s.inputs = 1u;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

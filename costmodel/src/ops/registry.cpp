@@ -53,20 +53,20 @@ const std::vector<OpKindInfo>& op_kinds() {
   using namespace ops;
   namespace sbp_rules = costmodel::sbp_rules;
   static const std::vector<OpKindInfo> table = {
-      {OpKind::matmul, "matmul", 2, 2, matmul_shapes, matmul_work, sbp_rules::matmul},
-      {OpKind::conv2d, "conv2d", 2, 2, conv2d_shapes, conv2d_work, sbp_rules::conv2d},
-      {OpKind::pool, "pool", 1, 1, pool_shapes, pool_work, sbp_rules::pool},
-      {OpKind::bias_add, "bias_add", 2, 2, bias_add_shapes, bias_add_work, sbp_rules::bias_add},
-      {OpKind::unary, "unary", 1, 1, unary_shapes, unary_work, sbp_rules::unary},
-      {OpKind::binary, "binary", 2, 2, binary_shapes, binary_work, sbp_rules::binary},
-      {OpKind::softmax, "softmax", 1, 1, softmax_shapes, softmax_work, sbp_rules::softmax},
-      {OpKind::layer_norm, "layer_norm", 3, 3, layer_norm_shapes, layer_norm_work, sbp_rules::layer_norm},
-      {OpKind::batch_norm, "batch_norm", 3, 3, batch_norm_shapes, batch_norm_work, sbp_rules::batch_norm},
-      {OpKind::embedding, "embedding", 2, 2, embedding_shapes, embedding_work, sbp_rules::embedding},
-      {OpKind::reshape, "reshape", 1, 1, reshape_shapes, reshape_work, sbp_rules::reshape},
-      {OpKind::transpose, "transpose", 1, 1, transpose_shapes, transpose_work, sbp_rules::transpose},
-      {OpKind::concat, "concat", 2, kMaxConcatInputs, concat_shapes, concat_work, sbp_rules::concat},
-      {OpKind::cross_entropy, "cross_entropy", 2, 2, cross_entropy_shapes, cross_entropy_work, sbp_rules::cross_entropy},
+      {OpKind::matmul, "matmul", 2, 2, matmul_shapes, matmul_work, sbp_rules::matmul, matmul_saved},
+      {OpKind::conv2d, "conv2d", 2, 2, conv2d_shapes, conv2d_work, sbp_rules::conv2d, conv2d_saved},
+      {OpKind::pool, "pool", 1, 1, pool_shapes, pool_work, sbp_rules::pool, pool_saved},
+      {OpKind::bias_add, "bias_add", 2, 2, bias_add_shapes, bias_add_work, sbp_rules::bias_add, bias_add_saved},
+      {OpKind::unary, "unary", 1, 1, unary_shapes, unary_work, sbp_rules::unary, unary_saved},
+      {OpKind::binary, "binary", 2, 2, binary_shapes, binary_work, sbp_rules::binary, binary_saved},
+      {OpKind::softmax, "softmax", 1, 1, softmax_shapes, softmax_work, sbp_rules::softmax, softmax_saved},
+      {OpKind::layer_norm, "layer_norm", 3, 3, layer_norm_shapes, layer_norm_work, sbp_rules::layer_norm, layer_norm_saved},
+      {OpKind::batch_norm, "batch_norm", 3, 3, batch_norm_shapes, batch_norm_work, sbp_rules::batch_norm, batch_norm_saved},
+      {OpKind::embedding, "embedding", 2, 2, embedding_shapes, embedding_work, sbp_rules::embedding, embedding_saved},
+      {OpKind::reshape, "reshape", 1, 1, reshape_shapes, reshape_work, sbp_rules::reshape, reshape_saved},
+      {OpKind::transpose, "transpose", 1, 1, transpose_shapes, transpose_work, sbp_rules::transpose, transpose_saved},
+      {OpKind::concat, "concat", 2, kMaxConcatInputs, concat_shapes, concat_work, sbp_rules::concat, concat_saved},
+      {OpKind::cross_entropy, "cross_entropy", 2, 2, cross_entropy_shapes, cross_entropy_work, sbp_rules::cross_entropy, cross_entropy_saved},
   };
   return table;
 }

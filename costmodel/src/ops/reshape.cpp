@@ -20,4 +20,7 @@ std::vector<Shape> reshape_shapes(const Graph& g, const Op& op) {
 
 OpWork reshape_work(const Graph&, const Op&) { return {}; }
 
+// A view: nothing is kept.
+SavedForBackward reshape_saved(const Graph&, const Op&) { return {}; }
+
 }  // namespace autoddl::costmodel::ops

@@ -31,4 +31,11 @@ OpWork softmax_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// dx = y ⊙ (dy − Σ dy·y): the output is kept.
+SavedForBackward softmax_saved(const Graph&, const Op&) {
+  SavedForBackward s;
+  s.output = true;
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -34,4 +34,7 @@ OpWork transpose_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// A view: nothing is kept.
+SavedForBackward transpose_saved(const Graph&, const Op&) { return {}; }
+
 }  // namespace autoddl::costmodel::ops

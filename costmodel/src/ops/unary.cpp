@@ -48,4 +48,18 @@ OpWork unary_work(const Graph& g, const Op& op) {
   return w;
 }
 
+// relu, tanh and sigmoid differentiate through their output, gelu through its input, dropout
+// through its 1-byte mask (Korthikanti et al. 2022 count the mask, not the output).
+SavedForBackward unary_saved(const Graph&, const Op& op) {
+  SavedForBackward s;
+  switch (op.attrs.unary) {
+    case UnaryFn::gelu: s.inputs = 1u; break;
+    case UnaryFn::dropout: s.mask_bytes_per_element = 1; break;
+    case UnaryFn::relu:
+    case UnaryFn::tanh:
+    case UnaryFn::sigmoid: s.output = true; break;
+  }
+  return s;
+}
+
 }  // namespace autoddl::costmodel::ops

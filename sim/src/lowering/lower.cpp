@@ -96,6 +96,7 @@ class Lowerer {
     emit_units();
     emit_buckets();
     emit_optimizer();
+    emit_param_gathers();
   }
 
  private:
@@ -481,6 +482,10 @@ class Lowerer {
       }
       for (const PlannedInput& in : po.inputs)
         if (in.role == InputRole::parameter) boxing(s, in.bwd, "regather " + tensor_name(in.tensor), mb);
+      if (po.recompute) {  // the forward re-runs from the checkpoint, collectives included
+        for (const PlannedInput& in : po.inputs)
+          if (in.role == InputRole::activation) boxing(s, in.fwd, "recompute " + tensor_name(in.tensor), mb);
+      }
       if (po.recompute_s > 0) compute(s, op, po.recompute_s, Phase::recompute, mb, false);
       const bool record = last && bucket_op_[static_cast<size_t>(op)];
       compute(s, op, po.bwd_s, Phase::backward, mb, record);
@@ -594,6 +599,33 @@ class Lowerer {
         const TaskId synced = prog_->last_on(dev, kGradSyncStream);
         if (synced >= 0) t.deps = {synced};
         add(std::move(t), seconds);
+      }
+    }
+  }
+
+  // ZeRO-1: each replica all-gathers the parameter shards it updated, after its optimizer step.
+  void emit_param_gathers() {
+    if (plan_.param_gathers.empty()) return;
+    const std::vector<char> all(static_cast<size_t>(pl_.positions()), 1);
+    for (int s = 0; s < S_; ++s) {
+      int n = 0;
+      for (const costmodel::PlannedBucket& b : plan_.param_gathers[static_cast<size_t>(s)]) {
+        const std::string name = "param gather " + std::to_string(n++);
+        for (size_t x = 0; x < b.steps.size(); ++x) {
+          const BoxingStep& step = b.steps[x];
+          for (const std::vector<int>& grp : pl_.groups(step.dim, all)) {
+            Task t = step_task(step, Phase::optimizer, kGradSyncStream, name, s);
+            for (int pos : grp) {
+              const int dev = pl_.device(s, pos);
+              t.devices.push_back(dev);
+              if (x > 0) continue;  // later steps follow the first on each device's stream
+              const TaskId stepped = prog_->last_on(dev, kComputeStream);
+              if (stepped >= 0) t.deps.push_back(stepped);
+            }
+            t.deps = unique(std::move(t.deps));
+            add(std::move(t), step.time_s);
+          }
+        }
       }
     }
   }

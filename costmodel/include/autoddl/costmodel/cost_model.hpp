@@ -5,7 +5,9 @@
 // interleaved; memory over capacity makes the scheme infeasible, not fast.
 #pragma once
 #include <string>
+#include <vector>
 
+#include "autoddl/costmodel/boxing.hpp"
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_report.hpp"
 #include "autoddl/costmodel/graph.hpp"
@@ -28,6 +30,16 @@ Shape micro_batch_shape(const Tensor& t, int micro_batches);
 // Ops whose activations Megatron's selective recompute drops: the attention core, i.e. ops
 // reading or writing a rank-4 activation whose last two dims are equal (the s×s scores).
 bool is_attention_core(const Graph& graph, const Op& op);
+
+// Whether backward re-runs op's forward under `recompute`: selective re-runs the attention core,
+// full the ops inside blocks (transformer layers), never the embeddings, final norm or head.
+bool recomputed(const Graph& graph, const Op& op, Recompute recompute);
+
+// The state of `table` a ZeRO-1 / distributed-optimizer replica updates for a parameter stored
+// as `storage`: every replicated dim of size > 1 split on the first axis that divides (as ZeRO
+// and Megatron shard the flat buffer); the storage's own state when no axis divides.
+int optimizer_shard_state(const BoxingTable& table, const NdSbp& storage, const std::vector<int>& sbp_shape,
+                          const Shape& shape);
 
 // "x:(S(0),B) w:(B,S(1)) -> (S(0),S(2))" for tables and scheme files.
 std::string signature_string(const Graph& graph, const Op& op, const OpSignature& sig);

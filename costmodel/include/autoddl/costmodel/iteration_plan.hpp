@@ -69,6 +69,8 @@ struct IterationPlan {
   LinkTier pipeline_tier;    // α-β of a stage-boundary send
   std::vector<PlannedOp> ops;                      // per graph op
   std::vector<std::vector<PlannedBucket>> buckets;  // per stage, in the order they sync
+  // Per stage: ZeRO-1's all-gathers of the updated parameter shards, after the optimizer step.
+  std::vector<std::vector<PlannedBucket>> param_gathers;
   std::vector<double> optimizer_s;                 // per stage: the optimizer step
   std::vector<double> optimizer_params;            // per stage: local parameters it updates
   DType train_dtype = DType::fp32;                 // the parameters' dtype (the optimizer's)

@@ -2,6 +2,7 @@
 // Adding a kind = one file costmodel/src/ops/<kind>.cpp plus one row in ops/registry.cpp.
 // The SBP signature rules of each kind join this row in the SBP cost model.
 #pragma once
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -9,6 +10,15 @@
 #include "autoddl/costmodel/signature.hpp"
 
 namespace autoddl::costmodel {
+
+// What an op's backward reads that its forward must keep alive: exactly the tensors Korthikanti
+// et al. 2022 (§4.1) count as activation memory. Views, bias-adds and residual adds keep nothing.
+struct SavedForBackward {
+  uint32_t inputs = 0;                // bit k: input k is kept (only activations count as memory)
+  bool output = false;                // the op's own output is kept (softmax, relu, tanh, sigmoid)
+  double mask_bytes_per_element = 0;  // a 1-byte mask per output element (dropout)
+  bool inputs_in_fp32 = false;        // kept inputs are held in fp32 (Megatron's cross-entropy logits)
+};
 
 struct OpKindInfo {
   OpKind kind;
@@ -21,6 +31,8 @@ struct OpKindInfo {
   OpWork (*work)(const Graph& graph, const Op& op);
   // The kind's 1-D SBP signatures (signature.hpp); nullptr = only the all-B signature.
   SbpRuleFn sbp_rules = nullptr;
+  // What backward needs kept (above); nullptr = nothing.
+  SavedForBackward (*saved)(const Graph& graph, const Op& op) = nullptr;
 };
 
 const std::vector<OpKindInfo>& op_kinds();

@@ -156,6 +156,7 @@ class CostTables {
   std::vector<Term> terms_;
   std::vector<int> term_ops_;
   std::vector<int8_t> term_ports_;
+  std::vector<char> recompute_op_;  // per op: its forward re-runs in backward (boxing twice)
   std::vector<int> op_terms_begin_, op_terms_;
   std::vector<MemTerm> mem_terms_;
   std::vector<std::vector<int>> op_mem_terms_;
