@@ -219,22 +219,23 @@ class Builder {
       const OpSignature& sig = scheme_.op_sigs[i];
       const PlannedOp& po = ip_.ops[i];
       const DType dt = g_.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-      const double m = m_, split = sig.compute_split;  // per device and micro-batch: work / m / split
+      // Per device and micro-batch: the op's share of its whole-batch work (cost_model.hpp).
+      const double share = micro_batch_work_share(g_, op, m_) / sig.compute_split;
       std::vector<PlanStep>& fwd = fwd_[i];
       std::vector<PlanStep>& bwd = bwd_[i];
       if (op.kind == OpKind::matmul || op.kind == OpKind::conv2d) {
         gemm_steps(g_, op, sig, shape_mb, sbp_shape.data(), dt, fwd, bwd);
       } else {
-        fwd.push_back(memory_step("fwd", dt, op.work.fwd_flops / m / split, op.work.fwd_bytes / m / split, 1));
+        fwd.push_back(memory_step("fwd", dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1));
       }
       if (bwd.empty()) {
-        bwd.push_back(memory_step("bwd", dt, op.work.bwd_flops / m / split, op.work.bwd_bytes / m / split, 2));
+        bwd.push_back(memory_step("bwd", dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2));
       }
       fwd[0].predicted_s = po.fwd_s;
       double weight = 0;
       for (const PlanStep& s : bwd) weight += kernel_time_s(cluster_.gpu, op.kind, dt, s.flops, s.bytes, 1);
       for (PlanStep& s : bwd) {
-        s.predicted_s = po.bwd_s * kernel_time_s(cluster_.gpu, op.kind, dt, s.flops, s.bytes, 1) / weight;
+        s.predicted_s = weight > 0 ? po.bwd_s * kernel_time_s(cluster_.gpu, op.kind, dt, s.flops, s.bytes, 1) / weight : 0;
       }
       if (po.recompute) {
         PlanStep r = fwd[0];

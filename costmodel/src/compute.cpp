@@ -7,6 +7,7 @@ namespace autoddl::costmodel {
 
 double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops, double bytes,
                      int kernels) {
+  if (flops <= 0 && bytes <= 0) return 0;  // a view, or a pass with nothing to compute: no kernel
   double eff = 1;
   if (kind == OpKind::matmul && !gpu.matmul_efficiency.empty()) {
     eff = interpolate_efficiency(gpu.matmul_efficiency, flops);

@@ -18,7 +18,7 @@ namespace autoddl::costmodel {
 
 Shape micro_batch_shape(const Tensor& t, int micro_batches) {
   Shape s = t.shape;
-  if (t.role != TensorRole::parameter && !s.empty() && micro_batches > 1 &&
+  if (t.role != TensorRole::parameter && t.batched && !s.empty() && micro_batches > 1 &&
       s[0] % micro_batches == 0) {
     s[0] /= micro_batches;
   }
@@ -331,11 +331,9 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     }
     const int stage = stage_of(i);
     const DType dt = graph.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-    const double split = sig.compute_split;
-    double fwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.fwd_flops / m / split,
-                               op.work.fwd_bytes / m / split, 1);
-    double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops / m / split,
-                               op.work.bwd_bytes / m / split, 2);
+    const double share = micro_batch_work_share(graph, op, m) / sig.compute_split;
+    double fwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1);
+    double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2);
     double recompute = 0;
     const bool recompute_op = recomputed(graph, op, scheme.recompute);
     if (recompute_op) {

@@ -162,6 +162,12 @@ struct Checker {
         }
         out.producer = static_cast<int>(i);
       }
+      bool batched = false;
+      for (int t : op.inputs) {
+        const Tensor& x = g.tensors[t];
+        batched |= x.role != TensorRole::parameter && x.batched;
+      }
+      for (int t : op.outputs) g.tensors[t].batched = batched;
       op.work = info.work(g, op);
     }
   }

@@ -14,8 +14,8 @@ GraphBuilder::GraphBuilder(std::string name, std::string source, int64_t batch, 
   g_.batch = batch;
 }
 
-int GraphBuilder::input(const std::string& name, Shape shape, DType dtype) {
-  g_.tensors.push_back({name, std::move(shape), dtype, TensorRole::input, -1});
+int GraphBuilder::input(const std::string& name, Shape shape, DType dtype, bool batched) {
+  g_.tensors.push_back({name, std::move(shape), dtype, TensorRole::input, -1, batched});
   return static_cast<int>(g_.tensors.size()) - 1;
 }
 

@@ -75,7 +75,7 @@ Graph graph_from_json(const json& j, const std::string& source) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::string path = Reader::at("tensors", i);
     const json& t = tensors[i];
-    r.check_keys(t, path, {"name", "shape", "dtype", "role"}, {"comment"});
+    r.check_keys(t, path, {"name", "shape", "dtype", "role"}, {"batched", "comment"});
     Tensor x;
     x.name = r.string(t["name"], path + ".name");
     if (!tensor_index.emplace(x.name, static_cast<int>(i)).second) {
@@ -101,6 +101,12 @@ Graph graph_from_json(const json& j, const std::string& source) {
     }
     if (!role_ok)
       r.fail(path + ".role", "unknown role '" + role + "' (known: activation, parameter, input)");
+    if (t.contains("batched")) {
+      if (x.role != TensorRole::input) {
+        r.fail(path + ".batched", "only inputs declare it (an activation is batched when its producer reads batched data)");
+      }
+      x.batched = r.boolean(t["batched"], path + ".batched");
+    }
     g.tensors.push_back(std::move(x));
   }
 
@@ -168,6 +174,7 @@ json graph_to_json(const Graph& g) {
                        {"shape", t.shape},
                        {"dtype", dtype_name(t.dtype)},
                        {"role", kRoleNames[static_cast<size_t>(t.role)]}});
+    if (t.role == TensorRole::input && !t.batched) tensors.back()["batched"] = false;
   }
   json ops = json::array();
   for (const Op& op : g.ops) {

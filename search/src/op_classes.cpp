@@ -140,11 +140,9 @@ void CostTables::build_classes() {
       const OpSignature& sig = c.sigs[s];
       c.sig_of.push_back(s);
       c.zero.push_back(zero ? 1 : 0);
-      const double split = sig.compute_split;
-      double fwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.fwd_flops / m / split,
-                                 op.work.fwd_bytes / m / split, 1);
-      double bwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.bwd_flops / m / split,
-                                 op.work.bwd_bytes / m / split, 2);
+      const double share = micro_batch_work_share(g, op, m) / sig.compute_split;
+      double fwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1);
+      double bwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2);
       if (recompute) bwd += fwd;
       c.compute_s.push_back(m * (fwd + bwd));
       for (int k = 0; k < kMaxOpInputs; ++k) {

@@ -66,8 +66,10 @@ TEST_CASE("a measurement 25% slower than predicted reads as -20% in every row", 
   for (const ErrorRow& r : cmp.by_kind) CHECK(r.error_pct() == Approx(-20));
   REQUIRE(cmp.ops.size() == g.ops.size());
   for (const OpRow& o : cmp.ops) {
-    CHECK(o.compute.error_pct() == Approx(-20));
+    INFO(o.op);
     CHECK_FALSE(o.comm.measured());
+    if (o.compute.predicted_s == 0) continue;  // a view runs no kernel: no error to report
+    CHECK(o.compute.error_pct() == Approx(-20));
   }
   CHECK(cmp.op_mean_abs_error_pct == Approx(20));
   std::string table = format_comparison(cmp, 5);

@@ -113,7 +113,7 @@ TEST_CASE("each malformed graph is rejected naming the JSON path of the bad fiel
       {"tensors not an array", [](json& j) { j["tensors"] = json::object(); }, "tensors",
        "expected an array"},
       {"unknown tensor key", [](json& j) { j["tensors"][1]["shap"] = 1; }, "tensors[1].shap",
-       "unknown key (allowed: name, shape, dtype, role, comment)"},
+       "unknown key (allowed: name, shape, dtype, role, batched, comment)"},
       {"missing dtype", [](json& j) { j["tensors"][2].erase("dtype"); }, "tensors[2].dtype",
        "missing required field"},
       {"negative dimension", [](json& j) { j["tensors"][1]["shape"][0] = -8; },

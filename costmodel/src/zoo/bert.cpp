@@ -37,7 +37,7 @@ Graph build(const Knobs& k) {
   GraphBuilder b("bert", "zoo:bert", batch, dtype);
   int tokens = b.input("tokens", {batch, seq}, DType::int64);
   int token_types = b.input("token_types", {batch, seq}, DType::int64);
-  int positions = b.input("positions", {seq}, DType::int64);
+  int positions = b.input("positions", {seq}, DType::int64, /*batched=*/false);
   // Row i·seq of the (batch·seq, hidden) view of the encoder output: the first ([CLS]) token.
   int first_rows = b.input("first_token_rows", {batch}, DType::int64);
   int mlm_labels = b.input("mlm_labels", {batch, seq}, DType::int64);

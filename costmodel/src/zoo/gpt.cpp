@@ -18,7 +18,7 @@ Graph build(const Knobs& k) {
 
   GraphBuilder b("gpt", "zoo:gpt", batch, dtype);
   int tokens = b.input("tokens", {batch, seq}, DType::int64);
-  int positions = b.input("positions", {seq}, DType::int64);
+  int positions = b.input("positions", {seq}, DType::int64, /*batched=*/false);
   int labels = b.input("labels", {batch, seq}, DType::int64);
   int wte = b.parameter("embeddings.token", {vocab, hidden});
   int wpe = b.parameter("embeddings.position", {seq, hidden});

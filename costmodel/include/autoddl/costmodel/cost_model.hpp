@@ -23,9 +23,16 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
 CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
                     IterationPlan* plan);
 
-// The shape a tensor has in one micro-batch: batch-major activations and inputs have axis 0
-// divided by m (the zoo's and the graph JSON's convention); parameters keep theirs.
+// The shape a tensor has in one micro-batch: batch-major (Tensor::batched) activations and
+// inputs have axis 0 divided by m; parameters and batch-free tensors (positions) keep theirs.
 Shape micro_batch_shape(const Tensor& t, int micro_batches);
+
+// What one micro-batch does of an op's whole-batch work (Op::work): 1/m of it when the op
+// runs on batch-major data, all of it when not (GPT's position lookup runs per micro-batch).
+inline double micro_batch_work_share(const Graph& graph, const Op& op, int micro_batches) {
+  const int t = op.outputs.empty() ? op.inputs[0] : op.outputs[0];
+  return graph.tensors[t].batched ? 1.0 / micro_batches : 1.0;
+}
 
 // Ops whose activations Megatron's selective recompute drops: the attention core, i.e. ops
 // reading or writing a rank-4 activation whose last two dims are equal (the s×s scores).

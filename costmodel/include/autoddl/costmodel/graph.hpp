@@ -22,6 +22,9 @@ struct Tensor {
   DType dtype = DType::fp32;
   TensorRole role = TensorRole::activation;
   int producer = -1;  // index of the op that writes it; -1 for inputs and parameters
+  // Axis 0 is the batch (inputs: as declared; activations: when an input of their producer is,
+  // set by finalize()). Micro-batching divides only these; GPT's positions (seq) are not.
+  bool batched = true;
 
   int64_t elements() const;
   int64_t bytes() const { return elements() * dtype_bytes(dtype); }

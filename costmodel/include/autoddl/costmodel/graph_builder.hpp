@@ -20,7 +20,9 @@ class GraphBuilder {
   const Shape& shape(int tensor) const { return g_.tensors[tensor].shape; }
 
   // Data fed each iteration (role input): images, token ids, labels.
-  int input(const std::string& name, Shape shape, DType dtype);
+  // `batched`: axis 0 is the batch (micro-batching splits it); false for batch-free data such
+  // as position indices.
+  int input(const std::string& name, Shape shape, DType dtype, bool batched = true);
   // A trainable tensor (role parameter) in the model dtype; the name gets the block prefix.
   int parameter(const std::string& name, Shape shape);
 
