@@ -333,7 +333,11 @@ class Builder {
     for (int op : chunk_ops_[c]) {
       const std::vector<PlannedInput>& ins = ip_.ops[op].inputs;
       for (int k = 0; k < static_cast<int>(ins.size()); ++k) {
-        if (ins[k].cross_stage) transfer(s, Item::recv, ip_.ops[ins[k].producer].stage, true, op, k, mb);
+        if (!ins[k].cross_stage) continue;
+        transfer(s, Item::recv, ip_.ops[ins[k].producer].stage, true, op, k, mb);
+        // Scatter/gather: the received shares are all-gathered over the replicated dims.
+        collectives(s, ins[k].fwd_send_gather, StepPhase::fwd, op, mb, "gather recv " + name(ins[k].tensor),
+                    dtype(ins[k].tensor));
       }
     }
     for (int op : chunk_ops_[c]) {
@@ -355,7 +359,11 @@ class Builder {
     const std::vector<int>& ops = chunk_ops_[c];
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       for (const Edge& e : cross_consumers_[*it]) {
-        if (ip_.ops[e.op].inputs[e.k].bwd_send) transfer(s, Item::recv, ip_.ops[e.op].stage, false, e.op, e.k, mb);
+        const PlannedInput& in = ip_.ops[e.op].inputs[e.k];
+        if (!in.bwd_send) continue;
+        transfer(s, Item::recv, ip_.ops[e.op].stage, false, e.op, e.k, mb);
+        collectives(s, in.bwd_send_gather, StepPhase::bwd, *it, mb, "gather recv grad " + name(in.tensor),
+                    dtype(in.tensor));
       }
     }
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
@@ -364,6 +372,13 @@ class Builder {
       for (const PlannedInput& in : ins) {
         if (in.role == InputRole::parameter) {
           collectives(s, in.bwd, StepPhase::bwd, op, mb, "regather " + name(in.tensor), dtype(in.tensor));
+        }
+      }
+      if (ip_.ops[op].recompute) {  // the forward re-runs from the checkpoint, collectives included
+        for (const PlannedInput& in : ins) {
+          if (in.role == InputRole::activation) {
+            collectives(s, in.fwd, StepPhase::bwd, op, mb, "recompute " + name(in.tensor), dtype(in.tensor));
+          }
         }
       }
       for (const PlanStep& st : bwd_[op]) local(s, st, mb);

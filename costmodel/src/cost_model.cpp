@@ -301,6 +301,9 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
 
   std::vector<double> t_fwd(S, 0), t_bwd(S, 0), compute_mb(S, 0), comm_mb(S, 0);
   std::vector<double> sendrecv_mb(S, 0);
+  // Backward work a stage does for an op of another stage: scatter/gather's all-gather of a
+  // received gradient (seconds per micro-batch, counted as send/recv).
+  std::vector<double> stage_extra_bwd(S, 0);
   // Communication of one device: per micro-batch (boxing, send/recv) and once per iteration (grad sync).
   std::vector<CommTally> stage_mb(S), stage_once(S);
   // The training dtype: that of the parameters (fp32 if there are none).
@@ -419,16 +422,45 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       }
       // One stage-to-stage send of this tensor's local piece (forward) or its summed gradient
       // (backward), charged to op i; the plan records bytes and seconds where it is recorded.
-      auto stage_send = [&](const NdSbp& piece, double& op_sr, double* plan_bytes, double* plan_s) {
+      // The gathers run on the receiving stage: this op's (forward) or the producer's (backward).
+      auto stage_send = [&](const NdSbp& piece, double& op_sr, double* plan_bytes, double* plan_s,
+                            std::vector<BoxingStep>* plan_gather, int receiver) {
         const double local = local_bytes(piece, sbp_shape.data(), bytes_mb[t]);
-        const double sr = pp_tier.alpha_s + local * pp_tier.beta_s_per_byte;
+        // Scatter/gather: replicas of the piece each send a 1/r share, the receivers
+        // all-gather it dim by dim over the replicated dims.
+        double share = local;
+        std::vector<int> gather_dims;
+        if (scheme.scatter_gather_sends) {
+          for (int d = 0; d < nd; ++d) {
+            if (piece.dims[d].is_broadcast() && sbp_shape[d] > 1) {
+              gather_dims.push_back(d);
+              share /= sbp_shape[d];
+            }
+          }
+        }
+        const double sr = pp_tier.alpha_s + share * pp_tier.beta_s_per_byte;
         op_sr += sr;
-        stage_mb[stage].add(CollectiveKind::send_recv, sr, local);
-        if (plan_bytes) *plan_bytes = local;
+        stage_mb[stage].add(CollectiveKind::send_recv, sr, share);
+        double gathered = share;
+        for (int d : gather_dims) {
+          gathered *= sbp_shape[d];
+          BoxingStep step;
+          boxing_step_1d(sbp_mesh, d, Sbp::split(0), Sbp::broadcast(), gathered, step);
+          if (receiver == stage) {
+            op_sr += step.time_s;
+          } else {  // the producer's stage, on its row
+            stage_extra_bwd[receiver] += step.time_s;
+            r.per_op[j].boxing_s += m * step.time_s;
+          }
+          stage_mb[receiver].add(step.kind, step.time_s, step.wire_bytes);
+          if (plan_gather) plan_gather->push_back(step);
+        }
+        if (plan_bytes) *plan_bytes = share;
         if (plan_s) *plan_s = sr;
       };
       if (cross && send_charged[i * kMaxOpInputs + k]) {
-        stage_send(psig.out[o], op_fwd_sr[i], pin ? &pin->fwd_send_bytes : nullptr, pin ? &pin->fwd_send_s : nullptr);
+        stage_send(psig.out[o], op_fwd_sr[i], pin ? &pin->fwd_send_bytes : nullptr, pin ? &pin->fwd_send_s : nullptr,
+                   pin ? &pin->fwd_send_gather : nullptr, stage);
       }
       if (differentiable(tensor) && grad_charged[i * kMaxOpInputs + k]) {
         int gfrom = state(table, sig.in_grad[k], "op " + op.name + " gradient");
@@ -440,7 +472,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         if (cross && send_charged[i * kMaxOpInputs + k]) {
           if (pin) pin->bwd_send = true;
           stage_send(sig.in_grad[k], op_bwd_sr[i], pin ? &pin->bwd_send_bytes : nullptr,
-                     pin ? &pin->bwd_send_s : nullptr);
+                     pin ? &pin->bwd_send_s : nullptr, pin ? &pin->bwd_send_gather : nullptr, stage_of(j));
         }
       }
     }
@@ -453,6 +485,11 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
                    m * (op_fwd_box[i] + op_bwd_box[i] + op_fwd_sr[i] + op_bwd_sr[i]), 0};
   }
 
+  for (int s = 0; s < S; ++s) {
+    t_bwd[s] += stage_extra_bwd[s];
+    comm_mb[s] += stage_extra_bwd[s];
+    sendrecv_mb[s] += stage_extra_bwd[s];
+  }
   // Gradient readiness: the last micro-batch's backward walks ops in reverse order per stage.
   std::vector<double> param_gather_s(S, 0);
   std::vector<double> ready_at(n_ops, 0);

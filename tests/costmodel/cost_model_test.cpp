@@ -184,3 +184,31 @@ TEST_CASE("Megatron GPT: 2 forward and 2 backward all-reduces per layer plus emb
     CHECK(r.feasible);
   }
 }
+
+TEST_CASE("megatron scatters pipeline sends over tensor-parallel ranks and all-gathers them on NVLink",
+          "[costmodel][cost][pipeline]") {
+  // Narayanan et al. SC'21 §4.1: each of the t ranks sends 1/t of the replicated activation
+  // over the network and the receivers all-gather it over NVLink; sg=0 sends it whole.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = build_zoo_model("gpt", parse_knob_list("layers=4,hidden=1024,heads=16,seq=1024,batch=16"));
+  IterationPlan on, off;
+  const CostReport r_on = evaluate(g, c, make_scheme("megatron:tp=8,pp=2,dp=1,mb=1", g, c, {}), &on);
+  const CostReport r_off = evaluate(g, c, make_scheme("megatron:tp=8,pp=2,dp=1,mb=1,sg=0", g, c, {}), &off);
+  int boundaries = 0;
+  for (size_t i = 0; i < on.ops.size(); ++i) {
+    for (size_t k = 0; k < on.ops[i].inputs.size(); ++k) {
+      const PlannedInput& a = on.ops[i].inputs[k];
+      const PlannedInput& b = off.ops[i].inputs[k];
+      if (!a.cross_stage) continue;
+      ++boundaries;
+      CHECK(a.fwd_send_bytes == Approx(b.fwd_send_bytes / 8));
+      REQUIRE(a.fwd_send_gather.size() == 1);
+      CHECK(a.fwd_send_gather[0].kind == CollectiveKind::all_gather);
+      CHECK(a.fwd_send_gather[0].bytes == Approx(b.fwd_send_bytes));  // the whole tensor, rebuilt
+      CHECK(b.fwd_send_gather.empty());
+    }
+  }
+  CHECK(boundaries >= 1);
+  CHECK(r_on.send_recv_s < 0.5 * r_off.send_recv_s);  // 1/8 over InfiniBand plus an NVLink gather
+  CHECK(r_on.iteration_s < r_off.iteration_s);
+}

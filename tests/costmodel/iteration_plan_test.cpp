@@ -20,6 +20,16 @@ struct Sums {
 
 Sums stage_sums(const IterationPlan& p, int stage) {
   Sums s;
+  // Scatter/gather: a received gradient is all-gathered on the producer's stage.
+  for (const PlannedOp& op : p.ops) {
+    for (const PlannedInput& in : op.inputs) {
+      if (in.producer < 0 || p.ops[static_cast<size_t>(in.producer)].stage != stage) continue;
+      for (const BoxingStep& st : in.bwd_send_gather) {
+        s.send_s += st.time_s;
+        s.comm.add(st.kind, st.time_s, st.wire_bytes);
+      }
+    }
+  }
   for (const PlannedOp& op : p.ops) {
     if (op.stage != stage) continue;
     s.compute_s += op.fwd_s + op.bwd_s + op.recompute_s;
@@ -43,6 +53,10 @@ Sums stage_sums(const IterationPlan& p, int stage) {
         s.send_s += in.fwd_send_s + in.bwd_send_s;
         s.comm.add(CollectiveKind::send_recv, in.fwd_send_s, in.fwd_send_bytes);
         if (in.bwd_send) s.comm.add(CollectiveKind::send_recv, in.bwd_send_s, in.bwd_send_bytes);
+        for (const BoxingStep& st : in.fwd_send_gather) {
+          s.send_s += st.time_s;
+          s.comm.add(st.kind, st.time_s, st.wire_bytes);
+        }
       }
     }
   }

@@ -133,10 +133,10 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
-    if (!ok) fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule)");
+    if (!ok) fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg)");
   }
   const int tp = static_cast<int>(positive(kv, "tp", 1));
   const int pp = static_cast<int>(positive(kv, "pp", 1));
@@ -158,6 +158,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   s.micro_batches = static_cast<int>(g.batch / (dp * mb));
   std::string sp = kv.count("sp") ? kv["sp"] : "0";
   if (sp != "0" && sp != "1") fail("sp", "must be 0 or 1 (got '" + sp + "')");
+  // Megatron-LM scatters pipeline sends over the tensor-parallel ranks and all-gathers them on
+  // NVLink unless --no-scatter-gather-tensors-in-pipeline; sg=0 turns it off here.
+  const std::string sg = kv.count("sg") ? kv["sg"] : "1";
+  if (sg != "0" && sg != "1") fail("sg", "must be 0 or 1 (got '" + sg + "')");
+  s.scatter_gather_sends = sg == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
   }
@@ -247,7 +252,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
 }  // namespace
 
 std::vector<std::string> expert_scheme_names() {
-  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...]"};
+  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1]"};
 }
 
 Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,

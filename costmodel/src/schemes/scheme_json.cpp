@@ -75,6 +75,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
           {"recompute", std::string(recompute_name(s.recompute))},
           {"shard_optimizer", s.shard_optimizer},
           {"regather_in_backward", s.regather_in_backward},
+          {"scatter_gather_sends", s.scatter_gather_sends},
           {"bucket_bytes", s.bucket_bytes},
           {"ops", ops},
           {"param_storage", params}};
@@ -85,7 +86,8 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   Reader rd{source};
   rd.keys(j, "",
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
-           "recompute", "shard_optimizer", "regather_in_backward", "bucket_bytes", "ops", "param_storage"},
+           "recompute", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
+           "param_storage"},
           {"format", "mesh", "ops"});
   if (rd.string(j["format"], "format") != kFormat) rd.fail("format", std::string("must be \"") + kFormat + "\"");
   Scheme s;
@@ -116,10 +118,12 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   if (j.contains("recompute") && !parse_recompute(rd.string(j["recompute"], "recompute"), s.recompute)) {
     rd.fail("recompute", "must be none, selective or full");
   }
-  for (const char* flag : {"shard_optimizer", "regather_in_backward"}) {
+  for (auto [flag, field] : {std::pair<const char*, bool*>{"shard_optimizer", &s.shard_optimizer},
+                              {"regather_in_backward", &s.regather_in_backward},
+                              {"scatter_gather_sends", &s.scatter_gather_sends}}) {
     if (!j.contains(flag)) continue;
     if (!j[flag].is_boolean()) rd.fail(flag, "must be true or false");
-    (std::string(flag) == "shard_optimizer" ? s.shard_optimizer : s.regather_in_backward) = j[flag].get<bool>();
+    *field = j[flag].get<bool>();
   }
   if (j.contains("bucket_bytes")) {
     if (!j["bucket_bytes"].is_number() || j["bucket_bytes"].get<double>() <= 0) rd.fail("bucket_bytes", "must be > 0");

@@ -455,7 +455,10 @@ class Lowerer {
         if (in.role == InputRole::parameter) {
           boxing(s, in.fwd, "gather " + tensor_name(in.tensor), mb);
         } else if (in.role == InputRole::activation) {
-          if (in.cross_stage) wait_for(s, take_sent(true, op, k, mb));
+          if (in.cross_stage) {
+            wait_for(s, take_sent(true, op, k, mb));
+            boxing(s, in.fwd_send_gather, "gather recv " + tensor_name(in.tensor), mb);  // scatter/gather
+          }
           boxing(s, in.fwd, tensor_name(in.tensor), mb);
         }
       }
@@ -477,8 +480,10 @@ class Lowerer {
       const int op = *it;
       const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
       for (const Edge& e : cross_consumers_[static_cast<size_t>(op)]) {
-        if (plan_.ops[static_cast<size_t>(e.op)].inputs[static_cast<size_t>(e.k)].bwd_send)
-          wait_for(s, take_sent(false, e.op, e.k, mb));
+        const PlannedInput& in = plan_.ops[static_cast<size_t>(e.op)].inputs[static_cast<size_t>(e.k)];
+        if (!in.bwd_send) continue;
+        wait_for(s, take_sent(false, e.op, e.k, mb));
+        boxing(s, in.bwd_send_gather, "gather recv grad " + tensor_name(in.tensor), mb);  // scatter/gather
       }
       for (const PlannedInput& in : po.inputs)
         if (in.role == InputRole::parameter) boxing(s, in.bwd, "regather " + tensor_name(in.tensor), mb);

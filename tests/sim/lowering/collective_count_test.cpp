@@ -23,12 +23,17 @@ int slowest_stage(const costmodel::Graph& g, const costmodel::ClusterSpec& c, co
   for (int st = 0; st < p.stages; ++st) {
     double t = 0;
     for (const auto& op : p.ops) {
+      for (const auto& in : op.inputs) {  // scatter/gather: received gradients gathered here
+        if (in.producer >= 0 && p.ops[static_cast<size_t>(in.producer)].stage == st)
+          for (const auto& x : in.bwd_send_gather) t += x.time_s;
+      }
       if (op.stage != st) continue;
       t += op.fwd_s + op.bwd_s + op.recompute_s;
       for (const auto& in : op.inputs) {
         for (const auto& x : in.fwd) t += x.time_s;
         for (const auto& x : in.bwd) t += x.time_s;
         t += in.fwd_send_s + in.bwd_send_s;
+        for (const auto& x : in.fwd_send_gather) t += x.time_s;
       }
     }
     if (t == Approx(r.stage_time_s).epsilon(1e-9)) return st;

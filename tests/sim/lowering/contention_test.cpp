@@ -16,7 +16,8 @@ TEST_CASE("on an oversubscribed fat tree the SimReport names the contended fabri
   auto c = costmodel::resolve_cluster("dgx-a100", 32);  // two leaves of 16 nodes
   c.inter.oversubscription = 8;
   const auto g = costmodel::build_zoo_model("gpt", costmodel::parse_knob_list("layers=4,hidden=1024,heads=16,seq=2048,batch=256"));
-  const auto s = costmodel::make_scheme("megatron:tp=8,pp=2,dp=16,mb=1", g, c, {});
+  // Whole activations cross the fabric (no scatter/gather), so the pipeline sends contend.
+  const auto s = costmodel::make_scheme("megatron:tp=8,pp=2,dp=16,mb=1,sg=0", g, c, {});
   sim::SimOptions o;
   o.fidelity = sim::Fidelity::flow;
   const sim::SchemeSimulation run = sim::simulate_scheme(g, c, s, o);

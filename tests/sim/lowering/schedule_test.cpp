@@ -83,8 +83,10 @@ TEST_CASE("lowered pipelines run their units in GPipe, 1F1B and interleaved 1F1B
 
 TEST_CASE("on equal stages the simulated pipeline matches the analytical bubble within 3%", "[sim][lowering][pipeline]") {
   double bubble_1f1b = 0, bubble_interleaved = 0;
-  for (const std::string spec : {"megatron:tp=2,pp=4,dp=1,mb=16,schedule=gpipe", "megatron:tp=2,pp=4,dp=1,mb=16",
-                                 "megatron:tp=2,pp=4,dp=1,mb=16,interleave=2"}) {
+  // Whole sends (sg=0): the bubble's analytical form counts stage-boundary work as stage time,
+  // and a scatter/gather's all-gather partly hides in the simulated bubble (iterations still agree).
+  for (const std::string spec : {"megatron:tp=2,pp=4,dp=1,mb=16,schedule=gpipe,sg=0", "megatron:tp=2,pp=4,dp=1,mb=16,sg=0",
+                                 "megatron:tp=2,pp=4,dp=1,mb=16,interleave=2,sg=0"}) {
     INFO(spec);
     const auto s = costmodel::make_scheme(spec, mlp(), one_node(), {});
     const sim::SimReport r = sim::simulate_scheme(mlp(), one_node(), s).report;

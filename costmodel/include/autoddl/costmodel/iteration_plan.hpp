@@ -32,6 +32,9 @@ struct PlannedInput {
   double fwd_send_bytes = 0, fwd_send_s = 0;
   double bwd_send_bytes = 0, bwd_send_s = 0;
   bool bwd_send = false;
+  // Scheme::scatter_gather_sends: the all-gathers that rebuild a scattered send on the
+  // receiving stage (fwd: this op's stage; bwd: the producer's).
+  std::vector<BoxingStep> fwd_send_gather, bwd_send_gather;
 };
 
 struct PlannedOp {

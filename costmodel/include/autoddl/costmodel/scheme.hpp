@@ -36,6 +36,10 @@ struct Scheme {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   double bucket_bytes = 25e6;         // gradient-sync fusion buckets (PyTorch DDP's 25 MB)
+  // Pipeline sends of a tensor replicated over some SBP dims: each replica sends its 1/r share
+  // and the receivers all-gather it over those dims (Megatron-LM's scatter/gather, Narayanan et
+  // al. SC'21 §4.1: 1/t of the bytes cross the network, the rest moves over NVLink).
+  bool scatter_gather_sends = false;
 
   int stages() const { return pipeline_dim < 0 ? 1 : mesh_shape[pipeline_dim]; }
   // The mesh shape the SBP signatures are over (mesh_shape without the pipeline dim).
