@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Predicted vs published end-to-end training step times.
+
+Reads published tables kept as data (experiments/published/*.json, format autoddl-published-1:
+a source, a cluster preset and rows of model knobs, node count, scheme and the measured step
+time or achieved TFLOP/s per GPU), costs every row with `autoddl cost --json`, and prints
+predicted against measured with the error, feasibility, and the mean and max |error| per table.
+
+  experiments/validate_published.py [--autoddl build/autoddl] [--json OUT] [--max-mean-error PCT] [FILE...]
+
+With --max-mean-error, exits 1 when a table's mean |error| exceeds PCT or a row is infeasible
+(every published configuration trained, so "infeasible" is a model error). Bad data files get
+one line naming the file, the field and why, and exit 2.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_FILES = sorted(
+    os.path.join(HERE, "published", f) for f in os.listdir(os.path.join(HERE, "published")) if f.endswith(".json"))
+
+
+def fail(path, field, reason):
+    print(f"validate_published: error: {path}: {field}: {reason}", file=sys.stderr)
+    sys.exit(2)
+
+
+def megatron_flops(knobs):
+    """Narayanan et al. SC'21 eq. 3: FLOPs per iteration with activation recomputation."""
+    k = dict(kv.split("=") for kv in knobs.split(","))
+    B, s, l, h, V = (float(k[x]) for x in ("batch", "seq", "layers", "hidden", "vocab"))
+    return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(path, "", str(e))
+    if doc.get("format") != "autoddl-published-1":
+        fail(path, "format", "must be autoddl-published-1")
+    for key in ("title", "source", "cluster", "rows"):
+        if key not in doc:
+            fail(path, key, "missing")
+    for i, row in enumerate(doc["rows"]):
+        for key in ("name", "knobs", "nodes", "scheme"):
+            if key not in row:
+                fail(path, f"rows[{i}].{key}", "missing")
+        if ("measured_iteration_s" in row) == ("measured_tflops_per_gpu" in row):
+            fail(path, f"rows[{i}]", "needs exactly one of measured_iteration_s, measured_tflops_per_gpu")
+    return doc
+
+
+def measured_s(row, gpus):
+    if "measured_iteration_s" in row:
+        return float(row["measured_iteration_s"])
+    return megatron_flops(row["knobs"]) / (float(row["measured_tflops_per_gpu"]) * 1e12 * gpus)
+
+
+def cost(autoddl, cluster, row):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        cmd = [autoddl, "cost", "--model", row.get("model", "gpt"), "--set", row["knobs"], "--cluster", cluster,
+               "--nodes", str(row["nodes"]), "--scheme", row["scheme"], "--json", out]
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            return None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
+        with open(out) as f:
+            return json.load(f), ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", default=DEFAULT_FILES)
+    ap.add_argument("--autoddl", default=os.path.join(HERE, "..", "build", "autoddl"))
+    ap.add_argument("--json", help="write every row (predicted, measured, error) here")
+    ap.add_argument("--max-mean-error", type=float, help="exit 1 past this mean |error| (%%) or on an infeasible row")
+    args = ap.parse_args()
+    if not os.access(args.autoddl, os.X_OK):
+        fail(args.autoddl, "--autoddl", "not an executable (build first: scripts/test or scripts/demo)")
+
+    results, ok = [], True
+    for path in args.files:
+        doc = load(path)
+        print(f"{doc['title']}\n  source: {doc['source']}")
+        print(f"  {'row':<20} {'predicted':>11} {'measured':>11} {'error':>8}  feasible  memory")
+        errors = []
+        for row in doc["rows"]:
+            report, why = cost(args.autoddl, doc["cluster"], row)
+            if report is None:
+                print(f"  {row['name']:<20} {'-':>11} {'':>11} {'':>8}  error: {why}")
+                ok = False
+                continue
+            gpus = report["devices"]
+            meas = measured_s(row, gpus)
+            pred = report["iteration_s"]
+            err = 100.0 * (pred - meas) / meas
+            errors.append(abs(err))
+            feasible = bool(report["feasible"])
+            ok = ok and feasible
+            print(f"  {row['name']:<20} {pred:>10.3f}s {meas:>10.3f}s {err:>+7.1f}%  {'yes' if feasible else 'NO':<8}"
+                  f"  {report['peak_memory_bytes'] / 1e9:.1f} GB")
+            results.append({"table": doc["title"], "row": row["name"], "scheme": row["scheme"], "predicted_s": pred,
+                            "measured_s": meas, "error_pct": err, "feasible": feasible,
+                            "peak_memory_bytes": report["peak_memory_bytes"]})
+        if errors:
+            mean = sum(errors) / len(errors)
+            print(f"  mean |error| {mean:.1f}%, max {max(errors):.1f}% ({doc.get('hardware', '')})\n")
+            if args.max_mean_error is not None and mean > args.max_mean_error:
+                ok = False
+    if args.json:
+        tmp = args.json + f".tmp.{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=2)
+        os.replace(tmp, args.json)
+    if args.max_mean_error is not None and not ok:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
