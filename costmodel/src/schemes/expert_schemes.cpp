@@ -133,10 +133,12 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
-    if (!ok) fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg)");
+    if (!ok) {
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt)");
+    }
   }
   const int tp = static_cast<int>(positive(kv, "tp", 1));
   const int pp = static_cast<int>(positive(kv, "pp", 1));
@@ -163,6 +165,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   const std::string sg = kv.count("sg") ? kv["sg"] : "1";
   if (sg != "0" && sg != "1") fail("sg", "must be 0 or 1 (got '" + sg + "')");
   s.scatter_gather_sends = sg == "1";
+  // --use-distributed-optimizer: optimizer state and fp32 master weights sharded over dp,
+  // gradients reduce-scattered and parameters all-gathered (ZeRO-1, Scheme::shard_optimizer).
+  const std::string dist_opt = kv.count("dist_opt") ? kv["dist_opt"] : "0";
+  if (dist_opt != "0" && dist_opt != "1") fail("dist_opt", "must be 0 or 1 (got '" + dist_opt + "')");
+  s.shard_optimizer = dist_opt == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
   }
@@ -252,7 +259,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
 }  // namespace
 
 std::vector<std::string> expert_scheme_names() {
-  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1]"};
+  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"};
 }
 
 Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,
