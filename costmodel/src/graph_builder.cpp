@@ -68,6 +68,12 @@ int GraphBuilder::matmul(const std::string& name, int a, int b, bool transpose_b
   return add_op(OpKind::matmul, name, {a, b}, at);
 }
 
+int GraphBuilder::attention(const std::string& name, int q, int k, int v, bool causal) {
+  OpAttrs at;
+  at.causal = causal;
+  return add_op(OpKind::attention, name, {q, k, v}, at);
+}
+
 int GraphBuilder::conv2d(const std::string& name, int x, int w, int stride, int pad) {
   OpAttrs at;
   at.kernel_h = static_cast<int>(g_.tensors[w].shape.at(2));

@@ -83,6 +83,7 @@ void read_pad(const Reader& r, const json& v, AttrPath p, OpAttrs& a) {
 void read_transpose_b(const Reader& r, const json& v, AttrPath p, OpAttrs& a) {
   a.transpose_b = r.boolean(v, p);
 }
+void read_causal(const Reader& r, const json& v, AttrPath p, OpAttrs& a) { a.causal = r.boolean(v, p); }
 void read_axis(const Reader& r, const json& v, AttrPath p, OpAttrs& a) {
   a.axis = static_cast<int>(r.integer(v, p, -1024, 1024));
 }
@@ -100,6 +101,7 @@ json write_stride(const OpAttrs& a) { return a.stride; }
 json write_pad(const OpAttrs& a) { return a.pad; }
 json write_transpose_b(const OpAttrs& a) { return a.transpose_b; }
 json write_axis(const OpAttrs& a) { return a.axis; }
+json write_causal(const OpAttrs& a) { return a.causal; }
 json write_perm(const OpAttrs& a) { return a.perm; }
 
 const std::vector<AttrRule>& attr_rules() {
@@ -117,6 +119,7 @@ const std::vector<AttrRule>& attr_rules() {
       {"transpose_b", {K::matmul},                                         read_transpose_b, write_transpose_b, nullptr,       always},
       {"axis",        {K::bias_add, K::softmax, K::layer_norm, K::concat}, read_axis,        write_axis,        nullptr,       always},
       {"perm",        {K::transpose},                                      read_perm,        write_perm,        always,        always},
+      {"causal",      {K::attention},                                      read_causal,      write_causal,      nullptr,       always},
   };
   // clang-format on
   return rules;

@@ -48,6 +48,14 @@ void matmul(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
   out.push_back(sig({B, P}, {P}));
 }
 
+// Fused attention over (batch, heads, seq, head_dim): batch or heads split (data or tensor
+// parallel; Megatron splits heads), or all replicated. A split sequence would need the ring
+// exchange of context parallelism, which this kernel does not do.
+void attention(const Graph&, const Op&, std::vector<Signature1D>& out) {
+  out.push_back(sig({S(0), S(0), S(0)}, {S(0)}));
+  out.push_back(sig({S(1), S(1), S(1)}, {S(1)}));
+}
+
 // x(N, C, H, W) * w(K, C, R, S) -> y(N, K, H', W').
 void conv2d(const Graph&, const Op&, std::vector<Signature1D>& out) {
   out.push_back(sig({S(0), B}, {S(0)}));  // batch (data parallel; OneFlow's only one)

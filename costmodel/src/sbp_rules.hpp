@@ -9,6 +9,7 @@ namespace autoddl::costmodel::sbp_rules {
 
 #define AUTODDL_SBP_RULE(kind) void kind(const Graph& g, const Op& op, std::vector<Signature1D>& out);
 AUTODDL_SBP_RULE(matmul)
+AUTODDL_SBP_RULE(attention)
 AUTODDL_SBP_RULE(conv2d)
 AUTODDL_SBP_RULE(pool)
 AUTODDL_SBP_RULE(bias_add)

@@ -21,20 +21,21 @@ namespace {
 
 constexpr int64_t kSeq = 1024, kHidden = 2048, kHeads = 16, kBatch = 8;
 
-Graph gpt(int64_t layers) {
+Graph gpt(int64_t layers, int flash = 0) {
   return build_zoo_model("gpt", parse_knob_list("layers=" + std::to_string(layers) + ",hidden=" + std::to_string(kHidden) +
                                                 ",heads=" + std::to_string(kHeads) + ",seq=" + std::to_string(kSeq) +
-                                                ",vocab=51200,batch=" + std::to_string(kBatch) + ",dtype=fp16"));
+                                                ",vocab=51200,batch=" + std::to_string(kBatch) + ",dtype=fp16,flash=" +
+                                                std::to_string(flash)));
 }
 
 // Activation bytes one more layer adds on one device of dgx-a100 (8 GPUs: tp·dp = 8).
-double per_layer_bytes(int tp, bool sp, const std::string& recompute) {
+double per_layer_bytes(int tp, bool sp, const std::string& recompute, int flash = 0) {
   const ClusterSpec c = resolve_cluster("dgx-a100", 1);
   const int dp = 8 / tp;
   const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=1,dp=" + std::to_string(dp) +
                            ",mb=" + std::to_string(kBatch / dp) + ",sp=" + (sp ? "1" : "0") +
                            ",recompute=" + recompute;
-  const Graph g2 = gpt(2), g3 = gpt(3);
+  const Graph g2 = gpt(2, flash), g3 = gpt(3, flash);
   const CostReport r2 = evaluate(g2, c, make_scheme(spec, g2, c, {}));
   const CostReport r3 = evaluate(g3, c, make_scheme(spec, g3, c, {}));
   REQUIRE(r2.micro_batches == 1);
@@ -97,4 +98,14 @@ TEST_CASE("GPT-3 175B with interleaved 1F1B, sp and selective recompute fits on 
   const double want = 34.0 * 2048 * 1 * 12288 / 8 * L * (1 + (p - 1) / (p * v));
   CHECK(r.activation_memory_bytes == Approx(want).epsilon(0.05));
   CHECK(r.feasible);
+}
+
+TEST_CASE("FlashAttention keeps no s x s tensor: a layer holds what selective recompute keeps", "[costmodel][memory]") {
+  for (int tp : {1, 8}) {
+    for (bool sp : {false, true}) {
+      if (sp && tp == 1) continue;
+      INFO("tp=" << tp << " sp=" << sp);
+      CHECK(per_layer_bytes(tp, sp, "none", /*flash=*/1) == Approx(korthikanti(tp, sp, "selective")).epsilon(0.05));
+    }
+  }
 }

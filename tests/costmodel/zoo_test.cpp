@@ -225,7 +225,7 @@ TEST_CASE("an unknown knob names --set and the knob, and lists the model's knobs
   CHECK(e->file() == "--set");
   CHECK(e->field() == "foo");
   CHECK(e->reason() ==
-        "unknown knob for gpt (knobs: layers, hidden, heads, seq, vocab, vocab_pad, heads_pad, batch, dtype)");
+        "unknown knob for gpt (knobs: layers, hidden, heads, seq, vocab, vocab_pad, heads_pad, flash, batch, dtype)");
 }
 
 TEST_CASE("bad knob values name the knob and say why", "[zoo][bad-input]") {

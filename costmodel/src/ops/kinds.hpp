@@ -31,6 +31,7 @@ AUTODDL_OP_KIND(reshape)
 AUTODDL_OP_KIND(transpose)
 AUTODDL_OP_KIND(concat)
 AUTODDL_OP_KIND(cross_entropy)
+AUTODDL_OP_KIND(attention)
 #undef AUTODDL_OP_KIND
 
 // ---- shared helpers ----

@@ -67,6 +67,7 @@ const std::vector<OpKindInfo>& op_kinds() {
       {OpKind::transpose, "transpose", 1, 1, transpose_shapes, transpose_work, sbp_rules::transpose, transpose_saved},
       {OpKind::concat, "concat", 2, kMaxConcatInputs, concat_shapes, concat_work, sbp_rules::concat, concat_saved},
       {OpKind::cross_entropy, "cross_entropy", 2, 2, cross_entropy_shapes, cross_entropy_work, sbp_rules::cross_entropy, cross_entropy_saved},
+      {OpKind::attention, "attention", 3, 3, attention_shapes, attention_work, sbp_rules::attention, attention_saved},
   };
   return table;
 }

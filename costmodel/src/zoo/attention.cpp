@@ -2,6 +2,8 @@
 // separate Q/K/V projections (parameter-equal to a fused QKV: 3h² + 3h), heads split by a
 // reshape and a transpose, scores by a batched matmul Q·Kᵀ (transpose_b) of shape
 // (batch, heads, seq, seq), softmax with scale and mask fused (Megatron-LM), dropout, ·V.
+// With the `flash` knob the core is one fused attention op (FlashAttention-2: no s×s tensor in
+// HBM or kept for backward; dropout fused, its mask regenerated from the RNG state).
 // Padded heads (the `heads_pad` knob) are extra heads of the same size: what the busiest rank
 // computes when a tensor-parallel degree does not divide the heads and ranks hold ⌈heads/tp⌉.
 #include <string>
@@ -19,7 +21,7 @@ int split_heads(GraphBuilder& b, const std::string& name, int t, int64_t heads, 
 }
 }  // namespace
 
-int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads) {
+int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, bool flash, bool causal) {
   Shape s = b.shape(x);  // (batch, seq, hidden)
   int64_t hidden = s[2];
   const int64_t head_dim = hidden / heads;
@@ -27,9 +29,14 @@ int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads) 
   int q = split_heads(b, "attn.q", b.linear("attn.q", x, width), padded_heads, head_dim);
   int k = split_heads(b, "attn.k", b.linear("attn.k", x, width), padded_heads, head_dim);
   int v = split_heads(b, "attn.v", b.linear("attn.v", x, width), padded_heads, head_dim);
-  int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);  // (b, heads, s, s)
-  int probs = b.dropout("attn.probs_dropout", b.softmax("attn.softmax", scores));
-  int ctx = b.matmul("attn.context", probs, v);  // (b, heads, s, head_dim)
+  int ctx;  // (b, heads, s, head_dim)
+  if (flash) {
+    ctx = b.attention("attn.core", q, k, v, causal);
+  } else {
+    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);  // (b, heads, s, s)
+    int probs = b.dropout("attn.probs_dropout", b.softmax("attn.softmax", scores));
+    ctx = b.matmul("attn.context", probs, v);
+  }
   int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});
   int flat = b.reshape("attn.merge", merged, {s[0], s[1], width});
   return b.linear("attn.proj", flat, hidden);

@@ -54,7 +54,8 @@ Graph build(const Knobs& k) {
 
   for (int64_t i = 0; i < layers; ++i) {
     b.begin_block("layer." + std::to_string(i));
-    int a = b.dropout("attn.dropout", self_attention(b, x, heads, padded_heads(k, heads)));
+    int a = b.dropout("attn.dropout",
+                      self_attention(b, x, heads, padded_heads(k, heads), flash_attention(k), /*causal=*/false));
     x = b.ln("attn.ln", b.add("attn.residual", x, a));
     int f = b.gelu("ffn.gelu", b.linear("ffn.fc1", x, 4 * hidden));
     f = b.dropout("ffn.dropout", b.linear("ffn.fc2", f, hidden));

@@ -15,6 +15,7 @@ Graph build(const Knobs& k) {
   vocab = padded_vocab(k, vocab);
   DType dtype = model_dtype(k);
   check_heads_divide_hidden(k, hidden, heads);
+  const bool flash = flash_attention(k);
 
   GraphBuilder b("gpt", "zoo:gpt", batch, dtype);
   int tokens = b.input("tokens", {batch, seq}, DType::int64);
@@ -28,7 +29,7 @@ Graph build(const Knobs& k) {
 
   for (int64_t i = 0; i < layers; ++i) {
     b.begin_block("layer." + std::to_string(i));
-    int a = self_attention(b, b.ln("ln1", x), heads, padded_heads(k, heads));
+    int a = self_attention(b, b.ln("ln1", x), heads, padded_heads(k, heads), flash, /*causal=*/true);
     x = b.add("attn.residual", x, b.dropout("attn.dropout", a));
     int f = b.gelu("ffn.gelu", b.linear("ffn.fc1", b.ln("ln2", x), 4 * hidden));
     f = b.dropout("ffn.dropout", b.linear("ffn.fc2", f, hidden));

@@ -22,6 +22,12 @@ DType model_dtype(const Knobs& k) {
   return t;
 }
 
+bool flash_attention(const Knobs& k) {
+  const int64_t f = k.get_int("flash", 0);
+  if (f > 1) k.fail("flash", "must be 0 or 1, not " + std::to_string(f));
+  return f == 1;
+}
+
 int64_t padded_vocab(const Knobs& k, int64_t vocab) {
   int64_t pad = k.get_int("vocab_pad");
   return (vocab + pad - 1) / pad * pad;
@@ -38,6 +44,9 @@ std::vector<KnobSpec> with_transformer_knobs(std::vector<KnobSpec> own) {
   own.push_back({"heads_pad", "1",
                  "pad the attention heads to a multiple of this with heads of the same size (1 = none); autoddl "
                  "sets it to tp when a Megatron tp does not divide heads"});
+  own.push_back({"flash", "0",
+                 "1 = fused FlashAttention core (no s x s tensors in memory, causal tiles skipped for GPT); 0 = "
+                 "the unfused core of Megatron-LM's 2021-2022 papers"});
   own.push_back({"batch", "8", "global batch size (sequences)"});
   own.push_back({"dtype", "fp16", "parameter and activation dtype"});
   return own;

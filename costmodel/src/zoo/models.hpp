@@ -19,7 +19,9 @@ ZooModel ncf_model();
 // mask fused), dropout, ·V, merge heads, output projection. Returns the projection's output.
 // Names are "attn.*" under the builder's current block. `padded_heads` >= heads: heads of size
 // hidden/heads, the extra ones padding (see padded_heads()).
-int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads);
+// `flash`: the core (scores, softmax, dropout, ·V) is one fused attention op (FlashAttention);
+// `causal` masks the future (GPT), which the fused kernel exploits.
+int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, bool flash, bool causal);
 
 // Fails with InputError("--set", "heads", "must divide hidden (768 % 10 != 0)") when needed.
 void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);
@@ -42,5 +44,7 @@ std::vector<KnobSpec> image_classifier_knobs();
 
 // The model dtype knob, which must be a floating-point type.
 DType model_dtype(const Knobs& k);
+// The `flash` knob: 1 = fused FlashAttention core, 0 = the unfused 2021-era core.
+bool flash_attention(const Knobs& k);
 
 }  // namespace autoddl::costmodel::zoo

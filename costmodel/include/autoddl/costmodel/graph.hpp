@@ -47,6 +47,7 @@ enum class OpKind : uint8_t {
   transpose,      // permute axes by `perm`
   concat,         // concatenate along `axis`
   cross_entropy,  // logits(..., classes), labels(...) -> scalar loss
+  attention,      // fused softmax(q·kᵀ/√d)·v over (batch, heads, seq, head_dim): FlashAttention
 };
 
 enum class UnaryFn : uint8_t { relu, gelu, dropout, tanh, sigmoid };
@@ -61,6 +62,7 @@ struct OpAttrs {
   UnaryFn unary = UnaryFn::relu;   // unary
   BinaryFn binary = BinaryFn::add; // binary
   bool transpose_b = false;        // matmul: B is stored (..., n, k)
+  bool causal = false;             // attention: position i attends to positions <= i
   int axis = -1;                   // bias_add / softmax / layer_norm (first normalized axis) / concat; <0 counts from the end
   std::vector<int> perm;           // transpose
 };

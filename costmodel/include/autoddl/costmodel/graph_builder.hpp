@@ -31,6 +31,8 @@ class GraphBuilder {
 
   // ---- one call per op kind (the op and its output tensor are both named prefix + name) ----
   int matmul(const std::string& name, int a, int b, bool transpose_b = false);
+  // Fused attention (FlashAttention) over q, k, v of shape (batch, heads, seq, head_dim).
+  int attention(const std::string& name, int q, int k, int v, bool causal);
   int conv2d(const std::string& name, int x, int w, int stride, int pad);
   int pool(const std::string& name, int x, PoolFn fn, int kernel, int stride, int pad);
   int global_avg_pool(const std::string& name, int x);

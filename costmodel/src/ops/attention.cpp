@@ -1,0 +1,52 @@
+// Attention: fused scaled-dot-product attention, softmax(Q·Kᵀ/√d)·V over q, k, v of shape
+// (batch, heads, seq, head_dim), as FlashAttention-2 runs it (Dao 2023): one kernel forward,
+// one backward, the s×s scores never written to HBM. `causal` masks the future (GPT): the
+// kernel skips masked tiles, so forward and backward do half the matmul FLOPs.
+// FLOPs: forward 4·b·a·s²·d (Q·Kᵀ and P·V); backward 2.5× forward (recomputing Q·Kᵀ, then dV,
+// dP, dQ, dK: five matmuls against two). Bytes: q, k, v, o and the per-row log-sum-exp (fp32).
+// Backward keeps q, k, v and o (FlashAttention's saved tensors): no s² activation. o is counted
+// where the output projection keeps its input (in Megatron-LM a view of o, one storage).
+#include "kinds.hpp"
+
+namespace autoddl::costmodel::ops {
+
+std::vector<Shape> attention_shapes(const Graph& g, const Op& op) {
+  for (int i = 0; i < 3; ++i) require_rank(g, op, i, 4, "(batch, heads, seq, head_dim)");
+  const Shape& q = input(g, op, 0).shape;
+  const Shape& k = input(g, op, 1).shape;
+  const Shape& v = input(g, op, 2).shape;
+  if (k != v) fail_input(g, op, 2, "has shape " + shape_str(v) + " but k is " + shape_str(k));
+  if (k[0] != q[0] || k[1] != q[1] || k[3] != q[3]) {
+    fail_input(g, op, 1, "has shape " + shape_str(k) + ": batch, heads and head_dim must match q's " + shape_str(q));
+  }
+  return {q};
+}
+
+OpWork attention_work(const Graph& g, const Op& op) {
+  const Shape& q = input(g, op, 0).shape;
+  const Shape& k = input(g, op, 1).shape;
+  const double b = static_cast<double>(q[0]), a = static_cast<double>(q[1]);
+  const double sq = static_cast<double>(q[2]), sk = static_cast<double>(k[2]), d = static_cast<double>(q[3]);
+  const double causal = op.attrs.causal ? 0.5 : 1.0;
+  const double qkvo = bytes_of(input(g, op, 0)) + bytes_of(input(g, op, 1)) + bytes_of(input(g, op, 2)) +
+                      bytes_of(output(g, op, 0));
+  const double lse = 4 * b * a * sq;
+  OpWork w;
+  w.fwd_flops = 4 * b * a * sq * sk * d * causal;
+  w.fwd_bytes = qkvo + lse;
+  bool grad = false;
+  for (int i = 0; i < 3; ++i) grad = grad || needs_grad(g, op, i);
+  if (grad) {
+    w.bwd_flops = 2.5 * w.fwd_flops;
+    w.bwd_bytes = 2 * qkvo + lse;  // reads q, k, v, o, dO; writes dQ, dK, dV
+  }
+  return w;
+}
+
+SavedForBackward attention_saved(const Graph&, const Op&) {
+  SavedForBackward s;
+  s.inputs = 7u;  // q, k, v (o: see the header)
+  return s;
+}
+
+}  // namespace autoddl::costmodel::ops
