@@ -25,22 +25,25 @@ struct SweepCliOptions {
   int list = 20;
 };
 
+// Workers exec /proc/self/exe itself rather than the path it names: the same binary even when
+// a rebuild replaces build/autoddl while a sweep runs.
 std::string self_exe() {
   char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw InputError("sweep", "", "cannot find the autoddl binary (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
+  if (readlink("/proc/self/exe", buf, sizeof buf - 1) <= 0) {
+    throw InputError("sweep", "", "cannot find the autoddl binary (/proc/self/exe)");
+  }
+  return "/proc/self/exe";
 }
 
 int run_cmd(const SweepCliOptions& o) {
   using namespace experiments;
-  const SweepConfig config = load_sweep_config(o.config);  // every field checked before any cell
   RunOptions ro;
+  parse_shard(o.shard, ro.shard_index, ro.shard_count);
+  const SweepConfig config = load_sweep_config(o.config);  // every field checked before any cell
   ro.binary = self_exe();
   ro.out_dir = o.out;
   ro.jobs = o.jobs;
   ro.retry_failed = o.retry_failed;
-  parse_shard(o.shard, ro.shard_index, ro.shard_count);
   const RunSummary s = run_sweep(config, ro);
   std::printf("sweep %s: %d cells, %d done before, %d run (%d ok, %d failed) in %.2f s; results in %s\n",
               config.name.c_str(), s.cells, s.already, s.ran, s.ok, s.failed, s.wall_s, s.results_file.c_str());

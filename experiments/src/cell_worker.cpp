@@ -42,6 +42,8 @@ int run_child(const std::string& binary, const std::vector<std::string>& args, c
     dup2(o, 1);
     dup2(e, 2);
     execv(binary.c_str(), argv.data());
+    const std::string why = "cannot run " + binary + ": " + std::strerror(errno) + "\n";
+    if (::write(2, why.data(), why.size()) < 0) _exit(127);
     _exit(127);
   }
   int status = 0;
