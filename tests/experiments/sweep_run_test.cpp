@@ -146,3 +146,26 @@ TEST_CASE("a bad config stops the sweep before any cell runs, naming the field, 
   CHECK_FALSE(fs::exists(d + "/out"));
   fs::remove_all(d);
 }
+
+TEST_CASE("the Slurm script runs one shard per array task; the shards together are the full run",
+          "[experiments][sweep][slurm]") {
+  const std::string d = scratch("slurm");
+  const std::string cfg = write_config(d, cost_config());
+  const std::string script = std::string(AUTODDL_SOURCE_DIR) + "/experiments/slurm/sweep.sbatch";
+  for (int task = 1; task <= 2; ++task) {  // --array=1-2: shards 0/2 and 1/2
+    const std::string cmd = "env AUTODDL=" + std::string(AUTODDL_BINARY) + " SLURM_ARRAY_TASK_ID=" +
+                            std::to_string(task) + " SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=2 " +
+                            "SLURM_CPUS_PER_TASK=2 bash " + script + " " + cfg + " " + d + "/out > " + d + "/log" +
+                            std::to_string(task) + " 2>&1";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  }
+  CHECK(fs::exists(d + "/out/results.shard-0-of-2.jsonl"));
+  CHECK(fs::exists(d + "/out/results.shard-1-of-2.jsonl"));
+  CHECK(comparable_rows(d + "/out") == comparable_rows(full_run()));
+  const SweepStatus st = sweep_status(d + "/out");
+  CHECK(st.ok == 64);
+  CHECK(st.missing.empty());
+  // Outside an array task the script refuses to run.
+  CHECK(std::system(("bash " + script + " " + cfg + " " + d + "/x > /dev/null 2>&1").c_str()) != 0);
+  fs::remove_all(d);
+}
