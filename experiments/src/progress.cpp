@@ -18,7 +18,8 @@ Progress::Progress(FILE* out, bool tty, int total, int already)
 
 std::string Progress::eta_text() const {
   const int finished = ok_ + failed_, left = total_ - already_ - finished;
-  if (finished == 0 || left <= 0) return "?";
+  if (left <= 0) return "0 s";
+  if (finished == 0) return "?";
   // Cells run `running` at a time: remaining work / parallelism, from this run's mean cell time.
   const double per_cell = busy_s_ / finished;
   const int par = std::max(1, running_);

@@ -71,7 +71,7 @@ TEST_CASE("a bad sweep config names the field that is wrong", "[experiments][con
   CHECK(field_of([](json& j) { j["repetitions"] = 0; }) == "repetitions");
 }
 
-TEST_CASE("placeholders take the cell's cluster size, and a division must be exact", "[experiments][config]") {
+TEST_CASE("placeholders take the cell's cluster size and a division must be exact", "[experiments][config]") {
   ClusterSize s;
   s.nodes = 2;
   s.gpus = 16;

@@ -34,7 +34,7 @@ std::set<std::string> keys_of(const std::vector<Cell>& cells) {
 
 }  // namespace
 
-TEST_CASE("the matrix has one cell per combination, each with its own key", "[experiments][matrix]") {
+TEST_CASE("the matrix has one cell per combination and each cell has its own key", "[experiments][matrix]") {
   const auto cells = expand_cells(sweep_config_from_json(base(), "t.json"));
   // 6 knob combinations x 5 cluster sizes x (2 methods x 2 seeds + 3 schemes x 2 evaluators) x 2 reps
   CHECK(cells.size() == 6u * 5 * (2 * 2 + 3 * 2) * 2);
@@ -70,7 +70,7 @@ TEST_CASE("a cell's key changes when anything it computes changes", "[experiment
   CHECK(same == 6 * 5 * 3 * 2 * 2);  // exactly the scheme cells kept their keys
 }
 
-TEST_CASE("placeholders are filled per cluster size; an inexact division fails that cell only", "[experiments][matrix]") {
+TEST_CASE("placeholders are filled per cluster size and an inexact division fails that cell only", "[experiments][matrix]") {
   const auto cells = expand_cells(sweep_config_from_json(base(), "t.json"));
   std::map<int, std::string> megatron_by_gpus;
   int failing = 0;
@@ -89,7 +89,7 @@ TEST_CASE("placeholders are filled per cluster size; an inexact division fails t
   CHECK(errors == 6 * 2 * 2);  // at 3 GPUs: 6 knob combinations x 2 evaluators x 2 reps
 }
 
-TEST_CASE("shards split the cells into disjoint, complete and repeatable parts", "[experiments][matrix]") {
+TEST_CASE("shards split the cells into disjoint and complete and repeatable parts", "[experiments][matrix]") {
   const auto cells = expand_cells(sweep_config_from_json(base(), "t.json"));
   for (int n : {1, 2, 3, 7}) {
     std::set<std::string> seen;
@@ -112,7 +112,7 @@ TEST_CASE("shards split the cells into disjoint, complete and repeatable parts",
         keys_of(shard_cells(cells, 1, 3)));
 }
 
-TEST_CASE("--shard takes I/N with 0 <= I < N", "[experiments][matrix]") {
+TEST_CASE("the shard option takes I/N with 0 <= I < N", "[experiments][matrix]") {
   int i = -1, n = -1;
   parse_shard("3/4", i, n);
   CHECK(i == 3);

@@ -34,7 +34,7 @@ TEST_CASE("a torn last line is skipped by readers and cut off when the log is re
   fs::remove_all(dir);
 }
 
-TEST_CASE("an ok row stands over a failed row of the same cell, in any order", "[experiments][results]") {
+TEST_CASE("an ok row stands over a failed row of the same cell in any order", "[experiments][results]") {
   const std::string dir = scratch("latest");
   {
     ResultLog log(dir + "/results.jsonl");

@@ -27,7 +27,7 @@ const std::string& full_run() {
 
 }  // namespace
 
-TEST_CASE("a sweep records one ok row per cell, and a rerun runs nothing", "[experiments][sweep]") {
+TEST_CASE("a sweep records one ok row per cell and a rerun runs nothing", "[experiments][sweep]") {
   std::map<std::string, int> count;
   const auto rows = comparable_rows(full_run(), &count);
   CHECK(rows.size() == 64);
@@ -45,7 +45,7 @@ TEST_CASE("a sweep records one ok row per cell, and a rerun runs nothing", "[exp
   CHECK(line_count(full_run() + "/results.jsonl") == 64);
 }
 
-TEST_CASE("a sweep killed with SIGKILL resumes to the same rows as an uninterrupted run, none twice",
+TEST_CASE("a sweep killed with SIGKILL resumes to the same rows as an uninterrupted run with none twice",
           "[experiments][sweep]") {
   const std::string d = scratch("kill");
   const std::string cfg = write_config(d, cost_config());
@@ -74,7 +74,7 @@ TEST_CASE("a sweep killed with SIGKILL resumes to the same rows as an uninterrup
   fs::remove_all(d);
 }
 
-TEST_CASE("two shards merged equal one full run; one shard alone lists the other's cells as missing",
+TEST_CASE("two shards merged equal one full run and one shard alone lists the other's cells as missing",
           "[experiments][sweep]") {
   const std::string d = scratch("shards");
   const std::string cfg = write_config(d, cost_config());
@@ -134,7 +134,7 @@ TEST_CASE("a failing cell is recorded with its error and the sweep goes on", "[e
   fs::remove_all(d);
 }
 
-TEST_CASE("a bad config stops the sweep before any cell runs, naming the field, exit 2", "[experiments][sweep]") {
+TEST_CASE("a bad config stops the sweep before any cell runs and names the field with exit 2", "[experiments][sweep]") {
   const std::string d = scratch("bad");
   json c = cost_config();
   c["clusters"][0]["gpus"] = json::array({2, 12});
@@ -147,7 +147,7 @@ TEST_CASE("a bad config stops the sweep before any cell runs, naming the field, 
   fs::remove_all(d);
 }
 
-TEST_CASE("the Slurm script runs one shard per array task; the shards together are the full run",
+TEST_CASE("the Slurm script runs one shard per array task and the shards together are the full run",
           "[experiments][sweep][slurm]") {
   const std::string d = scratch("slurm");
   const std::string cfg = write_config(d, cost_config());
