@@ -52,7 +52,7 @@ def main():
     colors = {"searched": "#d62728", "megatron": "#1f77b4", "dp": "#7f7f7f", "owt": "#2ca02c",
               "zero1": "#9467bd", "zero3": "#8c564b"}
     print(f"{'model':8} {'cluster':10} {'GPUs':>5} {'searched':>11} " + " ".join(f"{e:>11}" for e in experts) +
-          "  speedup vs best expert")
+          "  speedup vs best expert" + "".join(f", vs {e}" for e in experts))
     for ax, key in zip(axes[:, 0], keys):
         gpus = sorted(table[key])
         x = np.arange(len(gpus))
@@ -70,7 +70,8 @@ def main():
             best = min((c[e] for e in experts if c.get(e)), default=None)
             ex = " ".join(f"{c[e] * 1e3:10.2f}m" if c.get(e) else f"{'infeasible':>11}" for e in experts)
             sp = f"{best / t:.2f}x" if best else "-"
-            print(f"{key[0]:8} {key[1]:10} {g:5d} {t * 1e3:10.2f}m {ex}  {sp} ({m})")
+            per = "".join(f", {c[e] / t:.2f}x" if c.get(e) else ", -" for e in experts)
+            print(f"{key[0]:8} {key[1]:10} {g:5d} {t * 1e3:10.2f}m {ex}  {sp}{per} ({m})")
             if best:
                 ax.text(x[j] - (len(series) - 1) / 2 * w, t * 1e3, f"{best / t:.2f}x", ha="center", va="bottom",
                         fontsize=7, rotation=90)
