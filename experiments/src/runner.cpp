@@ -59,6 +59,7 @@ pid_t start_worker(const Cell& cell, const std::string& binary, const std::strin
   fs::create_directories(work_dir);
   const pid_t parent = getpid();
   const pid_t pid = fork();
+  if (pid > 0) setpgid(pid, pid);  // both sides set the group, so a timeout's kill(-pid) never misses
   if (pid != 0) return pid;
   // The worker: its own process group (a timeout kills it with its autoddl child), and it
   // dies with the sweep.

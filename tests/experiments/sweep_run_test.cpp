@@ -169,3 +169,29 @@ TEST_CASE("the Slurm script runs one shard per array task and the shards togethe
   CHECK(std::system(("bash " + script + " " + cfg + " " + d + "/x > /dev/null 2>&1").c_str()) != 0);
   fs::remove_all(d);
 }
+
+TEST_CASE("a cell over its time limit is killed and recorded as timed out", "[experiments][sweep]") {
+  const std::string d = scratch("timeout");
+  json c = cost_config();
+  c["clusters"][0]["gpus"] = 8;
+  // CD over every mesh of GPT-2 small on 8 GPUs runs for many seconds, against a limit of 2 s.
+  c["tasks"] = json::parse(R"([{"search": ["cd-mesh"], "time_limit_s": 30}, {"schemes": ["dp"]}])");
+  c["models"][0]["knobs"]["layers"] = 12;
+  c["models"][0]["knobs"]["hidden"] = 768;
+  c["models"][0]["knobs"]["heads"] = 12;
+  c["models"][0]["knobs"]["seq"] = 1024;
+  c["cell_timeout_s"] = 2;
+  const std::string cfg = write_config(d, c);
+  REQUIRE(run_autoddl({"sweep", "run", cfg, "--out", d + "/out", "--jobs", "2"}, d + "/log") == 0);
+  const auto rows = comparable_rows(d + "/out");
+  REQUIRE(rows.size() == 2);
+  for (const auto& [k, r] : rows) {
+    if (r["inputs"]["task"] == "search") {
+      CHECK(r["status"] == "failed");
+      CHECK_THAT(r["error"].get<std::string>(), Catch::Contains("timed out"));
+    } else {
+      CHECK(r["status"] == "ok");
+    }
+  }
+  fs::remove_all(d);
+}
