@@ -16,6 +16,9 @@ RunFn setup_search(CLI::App& sub);
 #ifdef AUTODDL_HAVE_SIM
 RunFn setup_simulate(CLI::App& sub);
 #endif
+#ifdef AUTODDL_HAVE_EXPERIMENTS
+RunFn setup_sweep(CLI::App& sub);
+#endif
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -40,6 +43,10 @@ const std::vector<Command>& commands() {
       {"validate", "Run a scheme's per-rank program on GPUs (or compare a runner result) against the "
                    "cost model's prediction",
        setup_validate},
+#ifdef AUTODDL_HAVE_EXPERIMENTS
+      {"sweep", "Parameter sweeps from an experiment config: run (parallel, resumable, sharded), merge, status",
+       setup_sweep},
+#endif
   };
   return table;
 }

@@ -1,0 +1,115 @@
+// `autoddl sweep run|merge|status`: parameter sweeps from an experiment config (experiments/).
+// run expands the matrix and runs this shard's cells in worker processes that call this very
+// binary's cost/search/simulate; merge combines shard folders; status shows what is done.
+#ifdef AUTODDL_HAVE_EXPERIMENTS
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/experiments/config.hpp"
+#include "autoddl/experiments/merge.hpp"
+#include "autoddl/experiments/runner.hpp"
+#include "commands.hpp"
+
+namespace autoddl::cli {
+namespace {
+
+struct SweepCliOptions {
+  std::string config, out, shard = "0/1";
+  int jobs = 1;
+  bool retry_failed = false;
+  std::vector<std::string> merge_dirs;
+  std::string merge_out, status_dir;
+  int list = 20;
+};
+
+// Workers exec /proc/self/exe itself rather than the path it names: the same binary even when
+// a rebuild replaces build/autoddl while a sweep runs.
+std::string self_exe() {
+  char buf[PATH_MAX];
+  if (readlink("/proc/self/exe", buf, sizeof buf - 1) <= 0) {
+    throw InputError("sweep", "", "cannot find the autoddl binary (/proc/self/exe)");
+  }
+  return "/proc/self/exe";
+}
+
+int run_cmd(const SweepCliOptions& o) {
+  using namespace experiments;
+  RunOptions ro;
+  parse_shard(o.shard, ro.shard_index, ro.shard_count);
+  const SweepConfig config = load_sweep_config(o.config);  // every field checked before any cell
+  ro.binary = self_exe();
+  ro.out_dir = o.out;
+  ro.jobs = o.jobs;
+  ro.retry_failed = o.retry_failed;
+  const RunSummary s = run_sweep(config, ro);
+  std::printf("sweep %s: %d cells, %d done before, %d run (%d ok, %d failed) in %.2f s; results in %s\n",
+              config.name.c_str(), s.cells, s.already, s.ran, s.ok, s.failed, s.wall_s, s.results_file.c_str());
+  return 0;
+}
+
+void print_cells(const char* title, const std::vector<nlohmann::json>& cells, int limit, bool with_error) {
+  if (cells.empty()) return;
+  std::printf("%s (%zu):\n", title, cells.size());
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (static_cast<int>(i) == limit) {
+      std::printf("  ... %zu more\n", cells.size() - i);
+      break;
+    }
+    const auto& c = cells[i];
+    std::printf("  %s  %s%s%s\n", c["key"].get<std::string>().c_str(), experiments::describe(c["inputs"]).c_str(),
+                with_error ? ": " : "", with_error ? c.value("error", std::string("?")).c_str() : "");
+  }
+}
+
+int merge_cmd(const SweepCliOptions& o) {
+  const auto s = experiments::merge_sweeps(o.merge_dirs, o.merge_out);
+  std::printf("merged %zu folder%s: %d cells, %d ok, %d failed, %zu missing -> %s\n", o.merge_dirs.size(),
+              o.merge_dirs.size() == 1 ? "" : "s", s.cells, s.ok, s.failed, s.missing.size(), s.results_file.c_str());
+  if (s.dropped) std::printf("dropped %d rows of cells that are not in the sweep (an older config)\n", s.dropped);
+  print_cells("missing cells", s.missing, o.list, false);
+  return 0;
+}
+
+int status_cmd(const SweepCliOptions& o) {
+  const auto s = experiments::sweep_status(o.status_dir);
+  std::printf("sweep %s in %s: %d cells, %d ok, %d failed, %zu missing\n", s.name.c_str(), o.status_dir.c_str(),
+              s.cells, s.ok, s.failed, s.missing.size());
+  for (const auto& [f, n] : s.files) std::printf("  %s: %d rows\n", f.c_str(), n);
+  if (s.torn) std::printf("  %d torn or unreadable line(s) skipped (cells that will run again)\n", s.torn);
+  if (s.stale) std::printf("  %d cells recorded that are not in sweep.json (an older config)\n", s.stale);
+  print_cells("failed cells", s.failed_rows, o.list, true);
+  print_cells("missing cells", s.missing, o.list, false);
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_sweep(CLI::App& sub) {
+  auto opt = std::make_shared<SweepCliOptions>();
+  sub.require_subcommand(1);
+  CLI::App* run = sub.add_subcommand("run", "Run the cells of an experiment config (resumes: done cells are skipped)");
+  run->add_option("config", opt->config, "Experiment config JSON (docs/sweep-json.md)")->required();
+  run->add_option("--jobs,-j", opt->jobs, "Cells run in parallel (worker processes)")->capture_default_str();
+  run->add_option("--shard", opt->shard, "Run shard I of N (0 <= I < N; cells split by key), e.g. for a Slurm array")
+      ->capture_default_str();
+  run->add_option("--out", opt->out, "Output folder (default: the config's output)");
+  run->add_flag("--retry-failed", opt->retry_failed, "Run cells again whose recorded result is a failure");
+  CLI::App* merge = sub.add_subcommand("merge", "Combine the folders of a sweep's shards into one");
+  merge->add_option("dirs", opt->merge_dirs, "Sweep folders (each with sweep.json and results*.jsonl)")->required();
+  merge->add_option("--out", opt->merge_out, "New folder for the merged sweep")->required();
+  merge->add_option("--list", opt->list, "Missing cells listed at most")->capture_default_str();
+  CLI::App* status = sub.add_subcommand("status", "What a sweep folder holds: done, failed and missing cells");
+  status->add_option("dir", opt->status_dir, "Sweep folder")->required();
+  status->add_option("--list", opt->list, "Failed and missing cells listed at most")->capture_default_str();
+  return [opt, run, merge] {
+    if (run->parsed()) return run_cmd(*opt);
+    if (merge->parsed()) return merge_cmd(*opt);
+    return status_cmd(*opt);
+  };
+}
+
+}  // namespace autoddl::cli
+#endif  // AUTODDL_HAVE_EXPERIMENTS

@@ -1,0 +1,75 @@
+// A sweep config (docs/sweep-json.md): a matrix of models (zoo names with knob lists, or graph
+// files) x clusters (presets or files, with node or GPU counts) x tasks (search methods, or
+// schemes) x evaluators x seeds x repetitions. load_sweep_config checks every field, builds
+// every model once and resolves every cluster size, so a bad config fails before any cell runs
+// with InputError(<file>, <field path>, <reason>).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace autoddl::experiments {
+
+struct ModelEntry {
+  std::string name;  // zoo name, or the graph file's path when `is_file`
+  bool is_file = false;
+  // knob -> values (text; may hold {gpus}-style placeholders), in the config's order
+  std::vector<std::pair<std::string, std::vector<std::string>>> knobs;
+};
+
+// One cluster size: the node count given to --nodes. Fewer GPUs than one node holds run on one
+// node of the cluster with only that many GPUs (`partial_node`: the cell writes a copy of the
+// cluster with gpus_per_node lowered, so expert schemes such as megatron see exactly g GPUs).
+struct ClusterSize {
+  int nodes = 1;
+  int gpus = 1;
+  int gpus_per_node = 1;  // GPUs used per node
+  bool partial_node = false;
+};
+
+struct ClusterEntry {
+  std::string name;  // preset name, or a cluster file's path (ends in .json)
+  std::vector<ClusterSize> sizes;
+};
+
+enum class TaskKind { search, scheme };
+
+struct TaskEntry {
+  TaskKind kind = TaskKind::search;
+  std::vector<std::string> items;  // --method values (search) or --scheme values (scheme)
+  std::vector<std::string> evaluators;  // "analytical", "sim"
+  std::string mesh;                // optional --mesh for every cell of the task
+  double time_limit_s = 60;        // search only
+  int restarts = 2;                // search only
+  bool tie_layers = false;         // search only
+  std::string fidelity = "flow";   // sim evaluator only
+};
+
+struct SweepConfig {
+  std::string file;  // the config's path, as given
+  std::string name, description;
+  std::string output;  // default output directory ("" = results/<name>)
+  std::vector<ModelEntry> models;
+  std::vector<ClusterEntry> clusters;
+  std::vector<TaskEntry> tasks;
+  std::vector<uint64_t> seeds{1};  // search cells only (schemes have no randomness)
+  int repetitions = 1;
+  double cell_timeout_s = 3600;
+  nlohmann::json raw;  // the file as read
+};
+
+// Reads and checks the config; throws InputError(path, field path, reason).
+SweepConfig load_sweep_config(const std::string& path);
+// Same from parsed JSON (`source` names it in errors).
+SweepConfig sweep_config_from_json(const nlohmann::json& j, const std::string& source);
+
+// "{gpus}", "{nodes}", "{gpus_per_node}", optionally "*K" or "/K" (K a positive integer), e.g.
+// "megatron:tp={gpus_per_node},pp=1,dp={nodes}" or "{gpus*8}". Returns false with `error`
+// set when a placeholder is malformed or a division is not exact.
+bool substitute_placeholders(const std::string& text, const ClusterSize& size, std::string& out,
+                             std::string& error);
+
+}  // namespace autoddl::experiments

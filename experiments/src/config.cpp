@@ -1,0 +1,348 @@
+// Loading and checking a sweep config (docs/sweep-json.md). Every field is checked here, and
+// every model is built and every cluster size resolved once, so a bad config stops before any
+// cell runs with one line naming the file, the field path and the reason.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/graph_json.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+#include "autoddl/experiments/config.hpp"
+#ifdef AUTODDL_HAVE_SEARCH
+#include "autoddl/search/searcher.hpp"
+#endif
+
+namespace autoddl::experiments {
+namespace {
+
+using nlohmann::json;
+
+// Error helper: every failure names the file and the field path.
+struct Ctx {
+  const std::string& file;
+  [[noreturn]] void fail(const std::string& field, const std::string& reason) const {
+    throw InputError(file, field, reason);
+  }
+  void only_keys(const json& j, const std::string& field, std::initializer_list<const char*> keys) const {
+    if (!j.is_object()) fail(field.empty() ? "(top level)" : field, "must be an object");
+    for (const auto& [k, v] : j.items()) {
+      bool known = false;
+      for (const char* x : keys) known = known || k == x;
+      if (!known) {
+        std::string list;
+        for (const char* x : keys) list += std::string(list.empty() ? "" : ", ") + x;
+        fail(field.empty() ? k : field + "." + k, "unknown field (known: " + list + ")");
+      }
+    }
+  }
+  std::string str(const json& j, const std::string& field) const {
+    if (!j.is_string() || j.get<std::string>().empty()) fail(field, "must be a non-empty string");
+    return j.get<std::string>();
+  }
+  // A list of T, or one T standing for a list of one.
+  const json list(const json& j, const std::string& field) const {
+    json l = j.is_array() ? j : json::array({j});
+    if (l.empty()) fail(field, "must not be empty");
+    return l;
+  }
+  int positive_int(const json& j, const std::string& field) const {
+    if (!j.is_number_integer() || j.get<long long>() < 1 || j.get<long long>() > 1000000) {
+      fail(field, "must be a positive integer (got " + j.dump() + ")");
+    }
+    return j.get<int>();
+  }
+  double positive_number(const json& j, const std::string& field) const {
+    if (!j.is_number() || !(j.get<double>() > 0)) fail(field, "must be a number > 0 (got " + j.dump() + ")");
+    return j.get<double>();
+  }
+};
+
+std::string idx(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
+
+bool is_json_path(const std::string& s) { return s.size() > 5 && s.substr(s.size() - 5) == ".json"; }
+
+ModelEntry parse_model(const Ctx& cx, const json& j, const std::string& f) {
+  cx.only_keys(j, f, {"name", "file", "knobs"});
+  ModelEntry m;
+  if (j.contains("name") == j.contains("file")) cx.fail(f, "needs exactly one of name (zoo model) or file (graph JSON)");
+  if (j.contains("file")) {
+    m.name = cx.str(j["file"], f + ".file");
+    m.is_file = true;
+    if (!std::filesystem::is_regular_file(m.name)) cx.fail(f + ".file", "no such file '" + m.name + "'");
+    if (j.contains("knobs")) cx.fail(f + ".knobs", "knobs apply to zoo models, not to a graph file");
+    return m;
+  }
+  m.name = cx.str(j["name"], f + ".name");
+  const costmodel::ZooModel* zm = costmodel::find_zoo_model(m.name);
+  if (!zm) {
+    std::string names;
+    for (const auto& z : costmodel::zoo_models()) names += std::string(names.empty() ? "" : ", ") + std::string(z.name);
+    cx.fail(f + ".name", "unknown zoo model '" + m.name + "' (known: " + names + ")");
+  }
+  if (j.contains("knobs")) {
+    const json& k = j["knobs"];
+    if (!k.is_object()) cx.fail(f + ".knobs", "must be an object of knob -> value or list of values");
+    for (const auto& [name, values] : k.items()) {
+      const std::string kf = f + ".knobs." + name;
+      bool known = false;
+      for (const auto& spec : zm->knobs) known = known || spec.name == name;
+      if (!known) cx.fail(kf, "unknown knob of " + m.name + " (see `autoddl models`)");
+      std::vector<std::string> texts;
+      const json l = cx.list(values, kf);
+      for (size_t i = 0; i < l.size(); ++i) {
+        const json& v = l[i];
+        if (v.is_string()) texts.push_back(v.get<std::string>());
+        else if (v.is_number_integer()) texts.push_back(std::to_string(v.get<long long>()));
+        else cx.fail(idx(kf, i), "must be an integer or a string (got " + v.dump() + ")");
+      }
+      m.knobs.emplace_back(name, texts);
+    }
+  }
+  return m;
+}
+
+ClusterEntry parse_cluster(const Ctx& cx, const json& j, const std::string& f) {
+  cx.only_keys(j, f, {"name", "file", "nodes", "gpus"});
+  ClusterEntry c;
+  if (j.contains("name") == j.contains("file")) cx.fail(f, "needs exactly one of name (preset) or file (cluster JSON)");
+  const std::string nf = j.contains("file") ? f + ".file" : f + ".name";
+  c.name = cx.str(j.contains("file") ? j["file"] : j["name"], nf);
+  if (j.contains("file") && !is_json_path(c.name)) cx.fail(nf, "a cluster file must end in .json");
+  if (j.contains("name") && is_json_path(c.name)) cx.fail(nf, "a preset name, not a file (use \"file\")");
+  costmodel::ClusterSpec base;
+  try {
+    base = costmodel::resolve_cluster(c.name);
+  } catch (const InputError& e) {
+    cx.fail(nf, e.reason());
+  }
+  if (j.contains("nodes") && j.contains("gpus")) cx.fail(f, "give nodes or gpus, not both");
+  if (j.contains("gpus")) {
+    const json l = cx.list(j["gpus"], f + ".gpus");
+    for (size_t i = 0; i < l.size(); ++i) {
+      const int g = cx.positive_int(l[i], idx(f + ".gpus", i));
+      ClusterSize s;
+      s.gpus = g;
+      if (g <= base.gpus_per_node) {
+        s.nodes = 1;
+        s.gpus_per_node = g;
+        s.partial_node = g < base.gpus_per_node;
+      } else {
+        if (g % base.gpus_per_node != 0) {
+          cx.fail(idx(f + ".gpus", i), std::to_string(g) + " GPUs is not a whole number of " + base.name + " nodes (" +
+                                           std::to_string(base.gpus_per_node) + " GPUs each)");
+        }
+        s.nodes = g / base.gpus_per_node;
+        s.gpus_per_node = base.gpus_per_node;
+      }
+      c.sizes.push_back(s);
+    }
+  } else {
+    const json l = j.contains("nodes") ? cx.list(j["nodes"], f + ".nodes") : json::array({base.nodes});
+    for (size_t i = 0; i < l.size(); ++i) {
+      ClusterSize s;
+      s.nodes = cx.positive_int(l[i], idx(f + ".nodes", i));
+      s.gpus_per_node = base.gpus_per_node;
+      s.gpus = s.nodes * base.gpus_per_node;
+      c.sizes.push_back(s);
+    }
+  }
+  return c;
+}
+
+void check_method(const Ctx& cx, const std::string& text, const std::string& f) {
+  std::stringstream ss(text);
+  std::string m;
+  int n = 0;
+  while (std::getline(ss, m, ',')) {
+    ++n;
+#ifdef AUTODDL_HAVE_SEARCH
+    if (m != "baselines" && m != "all" && !search::find_searcher(m)) {
+      std::string names;
+      for (const auto& s : search::searchers()) names += std::string(names.empty() ? "" : ", ") + std::string(s.name);
+      cx.fail(f, "unknown search method '" + m + "' (known: " + names + ", baselines, all)");
+    }
+#endif
+    if (m.empty()) cx.fail(f, "empty method name in '" + text + "'");
+  }
+  if (n == 0) cx.fail(f, "must name at least one method");
+}
+
+// The expert-scheme syntax (costmodel/expert_schemes.hpp); the values themselves are checked
+// by the cell that uses them, since they may fit some cluster sizes and not others.
+void check_scheme(const Ctx& cx, const std::string& text, const std::string& f) {
+  static const std::set<std::string> plain = {"dp", "zero1", "zero3", "owt"};
+  static const std::set<std::string> megatron_keys = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule"};
+  if (plain.count(text)) return;
+  if (is_json_path(text)) {
+    if (text.find('{') != std::string::npos) return;
+    if (!std::filesystem::is_regular_file(text)) cx.fail(f, "no such scheme file '" + text + "'");
+    return;
+  }
+  if (text.rfind("megatron:", 0) != 0) {
+    cx.fail(f, "unknown scheme '" + text + "' (dp, zero1, zero3, owt, megatron:tp=T,pp=P,dp=D[,...] or a scheme JSON file)");
+  }
+  std::stringstream ss(text.substr(9));
+  std::string kv;
+  while (std::getline(ss, kv, ',')) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || !megatron_keys.count(kv.substr(0, eq)) || eq + 1 == kv.size()) {
+      cx.fail(f, "'" + kv + "' is not key=value with a megatron key (tp, pp, dp, mb, interleave, sp, recompute, schedule)");
+    }
+  }
+}
+
+TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const std::vector<std::string>& evals) {
+  cx.only_keys(j, f, {"search", "schemes", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers", "fidelity"});
+  TaskEntry t;
+  if (j.contains("search") == j.contains("schemes")) cx.fail(f, "needs exactly one of search (methods) or schemes");
+  t.kind = j.contains("search") ? TaskKind::search : TaskKind::scheme;
+  const std::string lf = f + (t.kind == TaskKind::search ? ".search" : ".schemes");
+  const json l = cx.list(j[t.kind == TaskKind::search ? "search" : "schemes"], lf);
+  ClusterSize probe;  // placeholders are checked for syntax with a size every division fits
+  probe.gpus = probe.nodes = probe.gpus_per_node = 1 << 20;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const std::string text = cx.str(l[i], idx(lf, i)), itf = idx(lf, i);
+    std::string probed, err;
+    if (!substitute_placeholders(text, probe, probed, err)) cx.fail(itf, err);
+    if (t.kind == TaskKind::search) check_method(cx, text, itf);
+    else check_scheme(cx, text, itf);
+    t.items.push_back(text);
+  }
+  t.evaluators = evals;
+  if (j.contains("evaluators")) {
+    t.evaluators.clear();
+    const json e = cx.list(j["evaluators"], f + ".evaluators");
+    for (size_t i = 0; i < e.size(); ++i) {
+      const std::string v = cx.str(e[i], idx(f + ".evaluators", i));
+      if (v != "analytical" && v != "sim") cx.fail(idx(f + ".evaluators", i), "must be analytical or sim (got '" + v + "')");
+      t.evaluators.push_back(v);
+    }
+  }
+  if (j.contains("mesh")) t.mesh = cx.str(j["mesh"], f + ".mesh");
+  const bool search = t.kind == TaskKind::search;
+  for (const char* k : {"time_limit_s", "restarts", "tie_layers"}) {
+    if (j.contains(k) && !search) cx.fail(f + "." + k, "applies to search tasks only");
+  }
+  if (j.contains("time_limit_s")) t.time_limit_s = cx.positive_number(j["time_limit_s"], f + ".time_limit_s");
+  if (j.contains("restarts")) {
+    if (!j["restarts"].is_number_integer() || j["restarts"].get<int>() < 0) cx.fail(f + ".restarts", "must be an integer >= 0");
+    t.restarts = j["restarts"].get<int>();
+  }
+  if (j.contains("tie_layers")) {
+    if (!j["tie_layers"].is_boolean()) cx.fail(f + ".tie_layers", "must be true or false");
+    t.tie_layers = j["tie_layers"].get<bool>();
+  }
+  if (j.contains("fidelity")) {
+    t.fidelity = cx.str(j["fidelity"], f + ".fidelity");
+    if (t.fidelity != "step" && t.fidelity != "flow") cx.fail(f + ".fidelity", "must be step or flow");
+  }
+  return t;
+}
+
+// Builds every (model, knob values) the matrix will use, at every cluster size, once: a knob
+// value the model refuses is a config error, not a failed cell.
+void check_models(const Ctx& cx, const SweepConfig& c) {
+  std::set<std::string> built;
+  for (size_t mi = 0; mi < c.models.size(); ++mi) {
+    const ModelEntry& m = c.models[mi];
+    const std::string f = idx("models", mi);
+    if (m.is_file) {
+      try {
+        costmodel::load_graph_file(m.name);
+      } catch (const InputError& e) {
+        cx.fail(f + ".file", e.what());
+      }
+      continue;
+    }
+    for (const ClusterEntry& ce : c.clusters) {
+      for (const ClusterSize& s : ce.sizes) {
+        // every combination of knob values
+        std::vector<size_t> pos(m.knobs.size(), 0);
+        while (true) {
+          std::map<std::string, std::string> knobs;
+          for (size_t k = 0; k < m.knobs.size(); ++k) {
+            std::string v, err;
+            if (!substitute_placeholders(m.knobs[k].second[pos[k]], s, v, err)) {
+              cx.fail(f + ".knobs." + m.knobs[k].first, err + " (at " + std::to_string(s.gpus) + " GPUs)");
+            }
+            knobs[m.knobs[k].first] = v;
+          }
+          std::string id = m.name;
+          for (const auto& [k, v] : knobs) id += "," + k + "=" + v;
+          if (built.insert(id).second) {
+            try {
+              costmodel::build_zoo_model(m.name, knobs);
+            } catch (const InputError& e) {
+              cx.fail(f + ".knobs" + (e.field().empty() ? "" : "." + e.field()), e.reason());
+            }
+          }
+          size_t k = 0;
+          while (k < pos.size() && ++pos[k] == m.knobs[k].second.size()) pos[k++] = 0;
+          if (k == pos.size()) break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SweepConfig sweep_config_from_json(const json& j, const std::string& source) {
+  Ctx cx{source};
+  cx.only_keys(j, "", {"name", "description", "output", "models", "clusters", "tasks", "evaluators", "seeds",
+                       "repetitions", "cell_timeout_s", "comment"});
+  SweepConfig c;
+  c.file = source;
+  c.raw = j;
+  if (!j.contains("name")) cx.fail("name", "missing (a short name for the sweep)");
+  c.name = cx.str(j["name"], "name");
+  for (char ch : c.name) {
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.')) {
+      cx.fail("name", "use letters, digits, '_', '-' and '.' only (it names the output folder)");
+    }
+  }
+  if (j.contains("description")) c.description = cx.str(j["description"], "description");
+  if (j.contains("comment") && !j["comment"].is_string()) cx.fail("comment", "must be a string");
+  c.output = j.contains("output") ? cx.str(j["output"], "output") : "results/" + c.name;
+  for (const char* k : {"models", "clusters", "tasks"}) {
+    if (!j.contains(k)) cx.fail(k, "missing");
+    if (!j[k].is_array() || j[k].empty()) cx.fail(k, "must be a non-empty list");
+  }
+  std::vector<std::string> evals{"analytical"};
+  if (j.contains("evaluators")) {
+    evals.clear();
+    const json e = cx.list(j["evaluators"], "evaluators");
+    for (size_t i = 0; i < e.size(); ++i) {
+      const std::string v = cx.str(e[i], idx("evaluators", i));
+      if (v != "analytical" && v != "sim") cx.fail(idx("evaluators", i), "must be analytical or sim (got '" + v + "')");
+      evals.push_back(v);
+    }
+  }
+  for (size_t i = 0; i < j["models"].size(); ++i) c.models.push_back(parse_model(cx, j["models"][i], idx("models", i)));
+  for (size_t i = 0; i < j["clusters"].size(); ++i) {
+    c.clusters.push_back(parse_cluster(cx, j["clusters"][i], idx("clusters", i)));
+  }
+  for (size_t i = 0; i < j["tasks"].size(); ++i) c.tasks.push_back(parse_task(cx, j["tasks"][i], idx("tasks", i), evals));
+  if (j.contains("seeds")) {
+    c.seeds.clear();
+    const json l = cx.list(j["seeds"], "seeds");
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (!l[i].is_number_unsigned()) cx.fail(idx("seeds", i), "must be an integer >= 0");
+      c.seeds.push_back(l[i].get<uint64_t>());
+    }
+  }
+  if (j.contains("repetitions")) c.repetitions = cx.positive_int(j["repetitions"], "repetitions");
+  if (j.contains("cell_timeout_s")) c.cell_timeout_s = cx.positive_number(j["cell_timeout_s"], "cell_timeout_s");
+  check_models(cx, c);
+  return c;
+}
+
+SweepConfig load_sweep_config(const std::string& path) {
+  return sweep_config_from_json(read_json_file(path), path);
+}
+
+}  // namespace autoddl::experiments

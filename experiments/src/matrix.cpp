@@ -1,0 +1,193 @@
+// Expanding a sweep config into cells with stable keys, and the autoddl command lines of a cell.
+#include "autoddl/experiments/matrix.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "autoddl/costmodel/error.hpp"
+
+namespace autoddl::experiments {
+
+using nlohmann::json;
+
+std::string cell_key(const json& inputs) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64, over the canonical (sorted-key) dump
+  for (unsigned char ch : inputs.dump()) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+namespace {
+
+// Every combination of a model's knob values (config order, first knob fastest).
+std::vector<std::vector<std::string>> knob_combinations(const ModelEntry& m) {
+  std::vector<std::vector<std::string>> out;
+  std::vector<size_t> pos(m.knobs.size(), 0);
+  while (true) {
+    std::vector<std::string> combo;
+    for (size_t k = 0; k < m.knobs.size(); ++k) combo.push_back(m.knobs[k].second[pos[k]]);
+    out.push_back(combo);
+    size_t k = 0;
+    while (k < pos.size() && ++pos[k] == m.knobs[k].second.size()) pos[k++] = 0;
+    if (k == pos.size()) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Cell> expand_cells(const SweepConfig& c) {
+  std::vector<Cell> cells;
+  std::set<std::string> seen;
+  for (const ModelEntry& m : c.models) {
+    for (const auto& combo : knob_combinations(m)) {
+      for (const ClusterEntry& ce : c.clusters) {
+        for (const ClusterSize& size : ce.sizes) {
+          json base;
+          base["model"] = m.name;
+          if (m.is_file) base["model_file"] = true;
+          json knobs = json::object();
+          for (size_t k = 0; k < m.knobs.size(); ++k) {
+            std::string v, err;
+            substitute_placeholders(combo[k], size, v, err);  // checked by the loader
+            knobs[m.knobs[k].first] = v;
+          }
+          base["knobs"] = knobs;
+          base["cluster"] = ce.name;
+          base["nodes"] = size.nodes;
+          base["gpus"] = size.gpus;
+          if (size.partial_node) base["gpus_per_node"] = size.gpus_per_node;
+          for (const TaskEntry& t : c.tasks) {
+            for (const std::string& item : t.items) {
+              std::string text, err;
+              const bool ok = substitute_placeholders(item, size, text, err);
+              for (const std::string& ev : t.evaluators) {
+                json in = base;
+                if (!t.mesh.empty()) in["mesh"] = t.mesh;
+                in["evaluator"] = ev;
+                if (t.kind == TaskKind::search) {
+                  in["task"] = "search";
+                  in["method"] = ok ? text : item;
+                  in["options"] = {{"time_limit_s", t.time_limit_s}, {"restarts", t.restarts}, {"tie_layers", t.tie_layers}};
+                } else {
+                  in["task"] = "scheme";
+                  in["scheme"] = ok ? text : item;
+                  in["options"] = json::object();
+                }
+                if (ev == "sim") in["options"]["fidelity"] = t.fidelity;
+                const std::vector<uint64_t> seeds =
+                    t.kind == TaskKind::search ? c.seeds : std::vector<uint64_t>{0};
+                for (uint64_t seed : seeds) {
+                  for (int rep = 0; rep < c.repetitions; ++rep) {
+                    json cin = in;
+                    if (t.kind == TaskKind::search) cin["seed"] = seed;
+                    cin["rep"] = rep;
+                    Cell cell{cell_key(cin), cin, ok ? "" : err};
+                    if (seen.insert(cell.key).second) cells.push_back(std::move(cell));  // a repeated item
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return cells;
+}
+
+std::string describe(const json& in) {
+  std::string s = in.value("model", "?");
+  const json knobs = in.value("knobs", json::object());  // a named copy: items() must not outlive it
+  for (const auto& [k, v] : knobs.items()) s += " " + k + "=" + v.get<std::string>();
+  s += " | " + in.value("cluster", "?") + " " + std::to_string(in.value("gpus", 0)) + " GPUs";
+  if (in.contains("gpus_per_node")) s += " (1 node)";
+  if (in.contains("mesh")) s += " mesh " + in["mesh"].get<std::string>();
+  if (in.value("task", "") == "search") {
+    s += " | search " + in.value("method", "?") + " seed " + std::to_string(in.value("seed", 0ull));
+  } else {
+    s += " | " + in.value("scheme", "?");
+  }
+  s += " | " + in.value("evaluator", "?");
+  if (in.value("rep", 0) > 0) s += " rep " + std::to_string(in["rep"].get<int>());
+  return s;
+}
+
+std::vector<Step> cell_steps(const json& in, const std::string& work_dir) {
+  std::vector<std::string> common = {"--model", in.at("model").get<std::string>()};
+  std::string knobs;
+  for (const auto& [k, v] : in.at("knobs").items()) knobs += (knobs.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+  if (!knobs.empty()) common.insert(common.end(), {"--set", knobs});
+  // A partial node runs on the copy of the cluster that the worker writes (cell_cluster_file).
+  const std::string cluster = in.contains("gpus_per_node") ? work_dir + "/cluster.json" : in.at("cluster").get<std::string>();
+  common.insert(common.end(), {"--cluster", cluster, "--nodes",
+                               std::to_string(in.at("nodes").get<int>())});
+  if (in.contains("mesh")) common.insert(common.end(), {"--mesh", in["mesh"].get<std::string>()});
+  const json& opt = in.at("options");
+  const bool sim = in.at("evaluator") == "sim";
+  std::vector<Step> steps;
+  auto with = [&](std::vector<std::string> a, std::initializer_list<std::string> more) {
+    a.insert(a.end(), more);
+    return a;
+  };
+  std::string scheme;
+  if (in.at("task") == "search") {
+    Step s{"search", with(common, {"--method", in.at("method").get<std::string>(), "--time-limit",
+                                   json(opt.at("time_limit_s").get<double>()).dump(), "--restarts",
+                                   std::to_string(opt.at("restarts").get<int>()), "--seed",
+                                   std::to_string(in.at("seed").get<uint64_t>()), "--top", "0", "--json",
+                                   work_dir + "/search.json"})};
+    s.args.insert(s.args.begin(), "search");
+    if (opt.at("tie_layers").get<bool>()) s.args.push_back("--tie-layers");
+    if (sim) s.args.insert(s.args.end(), {"--out", work_dir + "/scheme.json"});
+    steps.push_back(s);
+    scheme = work_dir + "/scheme.json";
+  } else {
+    scheme = in.at("scheme").get<std::string>();
+  }
+  if (sim) {
+    Step s{"simulate", with(common, {"--scheme", scheme, "--fidelity", opt.at("fidelity").get<std::string>(), "--json",
+                                     work_dir + "/simulate.json"})};
+    s.args.insert(s.args.begin(), "simulate");
+    steps.push_back(s);
+  } else if (in.at("task") == "scheme") {
+    Step s{"cost", with(common, {"--scheme", scheme, "--top", "0", "--json", work_dir + "/cost.json"})};
+    s.args.insert(s.args.begin(), "cost");
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+void parse_shard(const std::string& text, int& index, int& count) {
+  const size_t slash = text.find('/');
+  auto num = [&](const std::string& s, int& out) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    out = std::stoi(s);
+    return true;
+  };
+  if (slash == std::string::npos || !num(text.substr(0, slash), index) || !num(text.substr(slash + 1), count) ||
+      count < 1 || index >= count) {
+    throw InputError("--shard", "", "must be I/N with 0 <= I < N (got '" + text + "')");
+  }
+}
+
+std::vector<Cell> shard_cells(const std::vector<Cell>& cells, int index, int count) {
+  std::vector<std::string> keys;
+  for (const Cell& c : cells) keys.push_back(c.key);
+  std::sort(keys.begin(), keys.end());
+  std::map<std::string, bool> mine;
+  for (size_t i = 0; i < keys.size(); ++i) mine[keys[i]] = static_cast<int>(i % count) == index;
+  std::vector<Cell> out;
+  for (const Cell& c : cells) {
+    if (mine[c.key]) out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace autoddl::experiments

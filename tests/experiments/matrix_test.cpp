@@ -1,0 +1,143 @@
+// Matrix expansion: one cell per combination, keys that depend on a cell's inputs only (not on
+// the config's order), and shards that split the cells deterministically and completely.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/experiments/matrix.hpp"
+
+using namespace autoddl::experiments;
+using nlohmann::json;
+
+namespace {
+
+json base() {
+  return json::parse(R"({
+    "name": "t",
+    "models": [{"name": "mlp", "knobs": {"layers": [2, 4, 8], "hidden": [256, 512]}}],
+    "clusters": [{"name": "dgx-a100", "gpus": [2, 8, 16]}, {"name": "piz-daint", "nodes": [2, 4]}],
+    "tasks": [{"search": ["cd-nbh", "cd,ilp"]},
+              {"schemes": ["dp", "zero3", "megatron:tp=2,pp=1,dp={gpus/2}"], "evaluators": ["analytical", "sim"]}],
+    "seeds": [1, 2],
+    "repetitions": 2
+  })");
+}
+
+std::set<std::string> keys_of(const std::vector<Cell>& cells) {
+  std::set<std::string> k;
+  for (const Cell& c : cells) k.insert(c.key);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("the matrix has one cell per combination and each cell has its own key", "[experiments][matrix]") {
+  const auto cells = expand_cells(sweep_config_from_json(base(), "t.json"));
+  // 6 knob combinations x 5 cluster sizes x (2 methods x 2 seeds + 3 schemes x 2 evaluators) x 2 reps
+  CHECK(cells.size() == 6u * 5 * (2 * 2 + 3 * 2) * 2);
+  CHECK(keys_of(cells).size() == cells.size());
+  for (const Cell& c : cells) {
+    CHECK(c.key.size() == 16);
+    CHECK(c.key == cell_key(c.inputs));
+    CHECK(c.error.empty());
+  }
+}
+
+TEST_CASE("cell keys do not depend on the order of the config's lists", "[experiments][matrix]") {
+  json shuffled = base();
+  std::reverse(shuffled["models"][0]["knobs"]["layers"].begin(), shuffled["models"][0]["knobs"]["layers"].end());
+  std::reverse(shuffled["clusters"].begin(), shuffled["clusters"].end());
+  std::reverse(shuffled["tasks"].begin(), shuffled["tasks"].end());
+  std::reverse(shuffled["seeds"].begin(), shuffled["seeds"].end());
+  // knob objects in another order of keys
+  shuffled["models"][0]["knobs"] = json::parse(R"({"hidden": [512, 256], "layers": [8, 2, 4]})");
+  const auto a = expand_cells(sweep_config_from_json(base(), "t.json"));
+  const auto b = expand_cells(sweep_config_from_json(shuffled, "u.json"));
+  CHECK(keys_of(a) == keys_of(b));
+}
+
+TEST_CASE("a cell's key changes when anything it computes changes", "[experiments][matrix]") {
+  const auto a = expand_cells(sweep_config_from_json(base(), "t.json"));
+  json other = base();
+  other["tasks"][0]["time_limit_s"] = 7;  // search cells differ, scheme cells do not
+  const auto b = expand_cells(sweep_config_from_json(other, "t.json"));
+  const auto ka = keys_of(a), kb = keys_of(b);
+  int same = 0;
+  for (const std::string& k : kb) same += ka.count(k) ? 1 : 0;
+  CHECK(same == 6 * 5 * 3 * 2 * 2);  // exactly the scheme cells kept their keys
+}
+
+TEST_CASE("placeholders are filled per cluster size and an inexact division fails that cell only", "[experiments][matrix]") {
+  const auto cells = expand_cells(sweep_config_from_json(base(), "t.json"));
+  std::map<int, std::string> megatron_by_gpus;
+  int failing = 0;
+  for (const Cell& c : cells) {
+    if (c.inputs.value("scheme", "").rfind("megatron", 0) != 0) continue;
+    megatron_by_gpus[c.inputs["gpus"].get<int>()] = c.inputs["scheme"].get<std::string>();
+    failing += c.error.empty() ? 0 : 1;
+  }
+  CHECK(megatron_by_gpus.at(16) == "megatron:tp=2,pp=1,dp=8");
+  CHECK(megatron_by_gpus.at(2) == "megatron:tp=2,pp=1,dp=1");
+  CHECK(failing == 0);
+  json odd = base();
+  odd["clusters"] = json::parse(R"([{"name": "piz-daint", "nodes": [3, 4]}])");
+  int errors = 0;
+  for (const Cell& c : expand_cells(sweep_config_from_json(odd, "t.json"))) errors += c.error.empty() ? 0 : 1;
+  CHECK(errors == 6 * 2 * 2);  // at 3 GPUs: 6 knob combinations x 2 evaluators x 2 reps
+}
+
+TEST_CASE("shards split the cells into disjoint and complete and repeatable parts", "[experiments][matrix]") {
+  const auto cells = expand_cells(sweep_config_from_json(base(), "t.json"));
+  for (int n : {1, 2, 3, 7}) {
+    std::set<std::string> seen;
+    size_t total = 0;
+    for (int i = 0; i < n; ++i) {
+      const auto part = shard_cells(cells, i, n);
+      CHECK(part.size() >= cells.size() / n);
+      CHECK(part.size() <= cells.size() / n + 1);
+      CHECK(keys_of(shard_cells(cells, i, n)) == keys_of(part));
+      for (const Cell& c : part) seen.insert(c.key);
+      total += part.size();
+    }
+    CHECK(total == cells.size());
+    CHECK(seen == keys_of(cells));
+  }
+  // The same shard of a reordered config is the same set of cells.
+  json shuffled = base();
+  std::reverse(shuffled["clusters"].begin(), shuffled["clusters"].end());
+  CHECK(keys_of(shard_cells(expand_cells(sweep_config_from_json(shuffled, "t.json")), 1, 3)) ==
+        keys_of(shard_cells(cells, 1, 3)));
+}
+
+TEST_CASE("the shard option takes I/N with 0 <= I < N", "[experiments][matrix]") {
+  int i = -1, n = -1;
+  parse_shard("3/4", i, n);
+  CHECK(i == 3);
+  CHECK(n == 4);
+  for (const char* bad : {"4/4", "1", "a/2", "-1/2", "0/0", "1/2/3"}) {
+    CHECK_THROWS_AS(parse_shard(bad, i, n), autoddl::InputError);
+  }
+}
+
+TEST_CASE("a cell's steps are the autoddl commands that compute it", "[experiments][matrix]") {
+  json in = {{"model", "gpt"}, {"knobs", {{"layers", "2"}}}, {"cluster", "dgx-a100"}, {"nodes", 2}, {"gpus", 16},
+             {"task", "search"}, {"method", "cd-nbh"}, {"evaluator", "sim"},
+             {"options", {{"time_limit_s", 5.0}, {"restarts", 2}, {"tie_layers", false}, {"fidelity", "flow"}}},
+             {"seed", 3}, {"rep", 0}};
+  const auto steps = cell_steps(in, "/w");
+  REQUIRE(steps.size() == 2);  // search writes the best scheme, simulate runs it
+  CHECK(steps[0].name == "search");
+  CHECK(std::find(steps[0].args.begin(), steps[0].args.end(), "/w/scheme.json") != steps[0].args.end());
+  CHECK(std::find(steps[0].args.begin(), steps[0].args.end(), "3") != steps[0].args.end());
+  CHECK(steps[1].name == "simulate");
+  CHECK(std::find(steps[1].args.begin(), steps[1].args.end(), "/w/scheme.json") != steps[1].args.end());
+  in["task"] = "scheme";
+  in["scheme"] = "dp";
+  in["evaluator"] = "analytical";
+  const auto cost = cell_steps(in, "/w");
+  REQUIRE(cost.size() == 1);
+  CHECK(cost[0].args[0] == "cost");
+}
