@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/graph.hpp"
 #include "autoddl/sync/strategy.hpp"
@@ -68,5 +70,8 @@ struct Evaluation {
 // InputError("strategy", "group N", reason) for an algorithm that does not apply to the cluster.
 Evaluation evaluate_analytical(const costmodel::Graph& g, const std::vector<Variable>& vars,
                                const Strategy& s, const costmodel::ClusterSpec& c);
+
+// Every field, seconds as "_s", bytes as "_bytes" (docs/sync-strategy-json.md, "Evaluation").
+nlohmann::json evaluation_to_json(const Evaluation& e);
 
 }  // namespace autoddl::sync
