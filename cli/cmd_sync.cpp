@@ -11,6 +11,9 @@
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/strategy_json.hpp"
+#ifdef AUTODDL_SYNC_HAVE_SIM
+#include "autoddl/sync/simulated.hpp"
+#endif
 #include "cli_util.hpp"
 #include "commands.hpp"
 
@@ -20,6 +23,8 @@ namespace {
 struct SyncOptions {
   std::string model, knobs, cluster, builder, strategy, out, json_file;
   std::optional<int> nodes;
+  bool sim = false;
+  uint64_t seed = 1;
 };
 
 struct Loaded {
@@ -95,10 +100,23 @@ int run_evaluate(const SyncOptions& opt) {
   }
   nlohmann::json rows = nlohmann::json::array();
   std::vector<sync::Evaluation> evals;
+  std::vector<double> simulated;
   for (const sync::Strategy& s : strategies) {
     evals.push_back(sync::evaluate_analytical(l.graph, l.vars, s, l.cluster));
     nlohmann::json r = sync::evaluation_to_json(evals.back());
     r["strategy"] = s.id;
+    if (opt.sim) {
+#ifdef AUTODDL_SYNC_HAVE_SIM
+      sync::SimSyncOptions so;
+      so.seed = opt.seed;
+      sync::SimSyncResult sr = sync::simulate_strategy(l.graph, l.vars, s, l.cluster, so);
+      simulated.push_back(sr.iteration_s);
+      r["simulated"] = {{"seed", opt.seed}, {"iteration_s", sr.iteration_s}, {"compute_s", sr.compute_s},
+                        {"exposed_comm_s", sr.exposed_comm_s}, {"transfers", sr.transfers}};
+#else
+      throw InputError("--sim", "", "this autoddl was built without the simulator (sim/ needs SimGrid)");
+#endif
+    }
     rows.push_back(std::move(r));
   }
   if (!opt.json_file.empty()) {
@@ -107,7 +125,11 @@ int run_evaluate(const SyncOptions& opt) {
                        {"evaluations", rows}});
   }
   print_header(l);
-  for (size_t i = 0; i < strategies.size(); ++i) print_summary(strategies[i], evals[i]);
+  for (size_t i = 0; i < strategies.size(); ++i) {
+    print_summary(strategies[i], evals[i]);
+    if (opt.sim) std::printf("  %-22s %12s  (SimGrid, seed %llu)\n", "", human_seconds(simulated[i]).c_str(),
+                             static_cast<unsigned long long>(opt.seed));
+  }
   return 0;
 }
 
@@ -129,6 +151,8 @@ RunFn setup_sync(CLI::App& sub) {
   build->add_option("--out", opt->out, "Write the strategy JSON to FILE");
   eval->add_option("--builder", opt->builder, "A builder name, or all");
   eval->add_option("--strategy", opt->strategy, "A strategy JSON file (docs/sync-strategy-json.md)");
+  eval->add_flag("--sim", opt->sim, "Also simulate each strategy with SimGrid (incast, contention, jitter)");
+  eval->add_option("--seed", opt->seed, "Seed of the simulator's per-run jitter")->capture_default_str();
   return [opt, build] { return build->parsed() ? run_build(*opt) : run_evaluate(*opt); };
 }
 
