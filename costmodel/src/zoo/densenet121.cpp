@@ -2,7 +2,7 @@
 // 6/12/24/16 layers (BN, ReLU, 1x1 conv to 4·growth channels, BN, ReLU, 3x3 conv to `growth` =
 // 32 channels, concatenated onto the block's features), transitions (BN, ReLU, 1x1 conv halving
 // the channels, 2x2 average pooling), a final BN, global average pooling and a 1000-way fc.
-// 7,978,856 parameters and ~2.87 G multiply-accumulates per 224² image.
+// 7,978,856 parameters and ~2.83 G multiply-accumulates per 224² image.
 // Dense layers are blocks "denseblock<b>.denselayer<i>" (1-based, as torchvision names them).
 #include "models.hpp"
 
