@@ -12,6 +12,9 @@
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
+#include <chrono>
+
+#include "autoddl/sync/dataset.hpp"
 #include "autoddl/sync/simulated.hpp"
 #endif
 #include "cli_util.hpp"
@@ -25,6 +28,7 @@ struct SyncOptions {
   std::optional<int> nodes;
   bool sim = false;
   uint64_t seed = 1;
+  int jobs = 1, per_pair = 420;
 };
 
 struct Loaded {
@@ -133,6 +137,35 @@ int run_evaluate(const SyncOptions& opt) {
   return 0;
 }
 
+int run_dataset(const SyncOptions& opt) {
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  sync::DatasetOptions o;
+  o.per_pair = opt.per_pair;
+  o.seed = opt.seed;
+  o.jobs = opt.jobs;
+  const auto start = std::chrono::steady_clock::now();
+  int64_t last_printed = -1;
+  auto progress = [&](int64_t done, int64_t total) {
+    if (done != total && done - last_printed < 50) return;  // one line per 50 records
+    last_printed = done;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "\rautoddl sync dataset: %lld/%lld records, %.0f s", static_cast<long long>(done),
+                 static_cast<long long>(total), s);
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+  std::vector<sync::DatasetPair> pairs = sync::default_dataset_pairs();
+  int64_t written = sync::write_dataset(opt.out, pairs, o, progress);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("autoddl sync dataset: %lld new records (%zu pairs x %d) in %s/records.jsonl, %.1f s, %.0f records/s\n",
+              static_cast<long long>(written), pairs.size(), o.per_pair, opt.out.c_str(), s,
+              s > 0 ? static_cast<double>(written) / s : 0.0);
+  return 0;
+#else
+  (void)opt;
+  throw InputError("sync dataset", "", "this autoddl was built without the simulator (sim/ needs SimGrid)");
+#endif
+}
+
 }  // namespace
 
 RunFn setup_sync(CLI::App& sub) {
@@ -153,7 +186,17 @@ RunFn setup_sync(CLI::App& sub) {
   eval->add_option("--strategy", opt->strategy, "A strategy JSON file (docs/sync-strategy-json.md)");
   eval->add_flag("--sim", opt->sim, "Also simulate each strategy with SimGrid (incast, contention, jitter)");
   eval->add_option("--seed", opt->seed, "Seed of the simulator's per-run jitter")->capture_default_str();
-  return [opt, build] { return build->parsed() ? run_build(*opt) : run_evaluate(*opt); };
+  CLI::App* dataset = sub.add_subcommand(
+      "dataset", "Write (model, cluster, strategy, simulated runtime) records as JSONL (resumable)");
+  dataset->add_option("--out", opt->out, "Output directory (records.jsonl, schema.json)")->required();
+  dataset->add_option("--jobs", opt->jobs, "Parallel simulations")->capture_default_str();
+  dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs)")
+      ->capture_default_str();
+  dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
+  return [opt, build, dataset] {
+    if (dataset->parsed()) return run_dataset(*opt);
+    return build->parsed() ? run_build(*opt) : run_evaluate(*opt);
+  };
 }
 
 }  // namespace autoddl::cli

@@ -191,6 +191,7 @@ SimSyncResult simulate_strategy(const Graph& g, const std::vector<Variable>& var
   }
 
   sim::SimOptions so;
+  so.fidelity = options.flow_fidelity ? sim::Fidelity::flow : sim::Fidelity::step;
   so.dtype = vars.empty() ? DType::fp32 : vars.front().dtype;
   sim::SimResult r = sim::simulate(p, c, so);
   result.iteration_s = r.iteration_s;
