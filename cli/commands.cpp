@@ -13,6 +13,9 @@ RunFn setup_validate(CLI::App& sub);
 #ifdef AUTODDL_HAVE_SEARCH
 RunFn setup_search(CLI::App& sub);
 #endif
+#ifdef AUTODDL_HAVE_SYNC
+RunFn setup_sync(CLI::App& sub);
+#endif
 #ifdef AUTODDL_HAVE_SIM
 RunFn setup_simulate(CLI::App& sub);
 #endif
@@ -34,6 +37,9 @@ const std::vector<Command>& commands() {
 #ifdef AUTODDL_HAVE_SIM
       {"simulate", "Simulate one iteration of a scheme with SimGrid and compare it with the analytical cost",
        setup_simulate},
+#endif
+#ifdef AUTODDL_HAVE_SYNC
+      {"sync", "Data-parallel sync strategies (AutoSync): build the hand-made ones, evaluate any", setup_sync},
 #endif
       {"fit", "Fit a calibration (α-β per collective and group, GEMM efficiency, HBM) from "
               "nccl-tests logs and microbenchmark results",

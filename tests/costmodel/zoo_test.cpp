@@ -63,7 +63,8 @@ TEST_CASE("every zoo model builds with its default knobs into a finalized graph"
     again.finalize();
     CHECK(again.forward_flops() == g.forward_flops());
   }
-  CHECK(names == std::set<std::string>{"mlp", "vgg16", "resnet50", "bert", "gpt", "ncf"});
+  CHECK(names == std::set<std::string>{"mlp", "vgg16", "resnet50", "bert", "gpt", "ncf",
+                                       "resnet101", "densenet121", "inception_v3"});
 }
 
 TEST_CASE("VGG16 has 138.36 M parameters and 15.5 G multiply-accumulates per 224x224 image",
@@ -82,6 +83,38 @@ TEST_CASE("ResNet-50 has 25.6 M parameters and 4.1 G multiply-accumulates per 22
   CHECK(static_cast<double>(g.parameter_count()) == Approx(25.6e6).epsilon(0.02));
   CHECK(macs_per_sample(g) == Approx(4.1e9).epsilon(0.02));
   CHECK(g.forward_flops_per_sample() == Approx(8.2e9).epsilon(0.02));
+}
+
+// The CNNs of AutoSync's and AutoDist's evaluations (ResNet-101, DenseNet-121, Inception-v3).
+// Published figures: torchvision's model table (pytorch.org/vision/stable/models.html) lists
+// params 44,549,160 / 7,978,856 / 27,161,264 and "GFLOPS" (fvcore multiply-accumulates)
+// 7.80 / 2.83 / 5.71; Inception-v3's count includes the AuxLogits head (3,326,696 parameters:
+// 1x1 conv 768->128, 5x5 conv 128->768, their BatchNorms, fc 768->1000), which the zoo leaves out.
+TEST_CASE("ResNet-101 has 44.55 M parameters and 7.8 G multiply-accumulates per 224x224 image",
+          "[zoo][published]") {
+  Graph g = build_zoo_model("resnet101", {});
+  CHECK(g.parameter_count() == 44549160);  // torchvision resnet101
+  CHECK(macs_per_sample(g) == Approx(7.80e9).epsilon(0.02));
+}
+
+TEST_CASE("DenseNet-121 has 7.98 M parameters and 2.83 G multiply-accumulates per 224x224 image",
+          "[zoo][published]") {
+  Graph g = build_zoo_model("densenet121", {});
+  CHECK(g.parameter_count() == 7978856);  // torchvision densenet121
+  CHECK(macs_per_sample(g) == Approx(2.83e9).epsilon(0.02));
+}
+
+TEST_CASE("Inception-v3 has 23.83 M parameters and 5.71 G multiply-accumulates per 299x299 image",
+          "[zoo][published]") {
+  Graph g = build_zoo_model("inception_v3", {});
+  CHECK(g.parameter_count() == 27161264 - 3326696);  // torchvision inception_v3 less AuxLogits
+  CHECK(macs_per_sample(g) == Approx(5.71e9).epsilon(0.02));
+  // the factorized 1x7 convolution keeps its parameters: 128 -> 128 channels, 7 taps
+  int64_t w = -1;
+  for (const Tensor& t : g.tensors) {
+    if (t.name == "Mixed_6b.branch7x7_2.conv.weight") w = t.elements();
+  }
+  CHECK(w == 128 * 128 * 7);
 }
 
 TEST_CASE("BERT-large has about 335 M parameters with the pooler", "[zoo][published]") {
@@ -215,7 +248,8 @@ TEST_CASE("an unknown model names --model and lists the known ones", "[zoo][bad-
   REQUIRE(e);
   CHECK(e->file() == "--model");
   CHECK(e->field() == "");
-  CHECK(e->reason() == "unknown model 'alexnet' (known: mlp, vgg16, resnet50, bert, gpt, ncf)");
+  CHECK(e->reason() == "unknown model 'alexnet' (known: mlp, vgg16, resnet50, bert, gpt, ncf, "
+                     "resnet101, densenet121, inception_v3)");
 }
 
 TEST_CASE("an unknown knob names --set and the knob, and lists the model's knobs",

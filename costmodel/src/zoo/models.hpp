@@ -13,6 +13,9 @@ ZooModel resnet50_model();
 ZooModel bert_model();
 ZooModel gpt_model();
 ZooModel ncf_model();
+ZooModel resnet101_model();
+ZooModel densenet121_model();
+ZooModel inception_v3_model();
 
 // Multi-head self-attention on x(batch, seq, hidden), built from its primitive ops: Q, K, V
 // projections, split into heads (batch, heads, seq, hidden/heads), Q·Kᵀ, softmax (scale and
@@ -41,6 +44,16 @@ std::vector<KnobSpec> with_transformer_knobs(std::vector<KnobSpec> own);
 
 // Knobs shared by the image classifiers (vgg16, resnet50): batch, image, classes, dtype.
 std::vector<KnobSpec> image_classifier_knobs();
+
+// Conv (no bias) + BatchNorm + ReLU with a kernel_h x kernel_w kernel and "same"-style padding
+// (pad_h, pad_w). A square kernel with pad_h == pad_w is one conv2d op. A non-square kernel
+// (Inception's 1x7, 7x1, 1x3, 3x1; stride 1) is lowered im2col-style, because conv2d's pad is
+// one value for both axes: the input's kernel_h·kernel_w shifted windows concatenated on the
+// channels, then a 1x1 convolution. Parameters (K·C·R·S) and multiply-accumulates
+// (N·K·C·R·S·H·W) are exactly those of the real convolution; the concat adds the memory traffic
+// an explicit im2col would have.
+int conv_bn_relu(GraphBuilder& b, const std::string& name, int x, int64_t out_channels,
+                 int kernel_h, int kernel_w, int stride, int pad_h, int pad_w);
 
 // The model dtype knob, which must be a floating-point type.
 DType model_dtype(const Knobs& k);

@@ -8,7 +8,9 @@ namespace autoddl::costmodel {
 const std::vector<ZooModel>& zoo_models() {
   using namespace zoo;
   static const std::vector<ZooModel> table = {
-      mlp_model(), vgg16_model(), resnet50_model(), bert_model(), gpt_model(), ncf_model(),
+      mlp_model(),       vgg16_model(),       resnet50_model(),     bert_model(),
+      gpt_model(),       ncf_model(),         resnet101_model(),    densenet121_model(),
+      inception_v3_model(),
   };
   return table;
 }

@@ -1,0 +1,77 @@
+// Analytical evaluator of one strategy (AutoSync's "predefined" communication model,
+// reference/autosync.md §4a, with costmodel's α-β collectives and compute model):
+//
+// * Compute: per op, costmodel::kernel_time_s of the op's work over W = all GPUs (data
+//   parallel). Backward runs the ops in reverse; a variable's gradient is ready once the
+//   backward reaches its first reader (variables.hpp).
+// * PS, per shard of b bytes on server node s: the senders are the W GPUs (N nodes with local
+//   replication); those outside node s cross s's NIC (bandwidth B = node_nic_bw_bytes_per_s, α =
+//   inter.latency_s). Synchronous push then pull through that one NIC (incast):
+//   transmission = 2·remote·b/B, overhead = 2·remote·α (one message per sender and direction);
+//   with local replication the node's GPUs first all-reduce b over the intra-node fabric
+//   (costmodel collective_time), added as local_s. A server serves its shards one at a time in
+//   gradient-ready order. Sparse gradients carry rows_touched·(row bytes + 8 B index) per sender.
+//   Each node's own NIC bounds its pushes and pulls: 2·(bytes it sends to other nodes)/B.
+// * All-reduce, per group: one collective of the group's dense bytes (fp16 compression halves
+//   fp32 gradients) over all W GPUs with costmodel::collective_time (or the chosen algorithm),
+//   plus an all-gather of W·(rows_touched·(row bytes + 8)) for each sparse member (Horovod's
+//   IndexedSlices path). overhead = the time of a 0-byte collective (its α terms), transmission
+//   = the rest. Groups run one after another (one NCCL stream) once all members are ready.
+// * Aggregations (AutoSync's features): max and sum over PS servers and over AR groups.
+// * Iteration = forward + max(backward, end of the last transfer); PS and all-reduce transfers
+//   proceed concurrently. The optimizer step is not included (it is the same work for every
+//   strategy of a model).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/sync/strategy.hpp"
+
+namespace autoddl::sync {
+
+struct ServerTerms {
+  int node = 0;
+  int shards = 0;
+  double bytes_in = 0;   // through the server node's NIC, pushes
+  double bytes_out = 0;  // pulls
+  double transmission_s = 0, overhead_s = 0, local_s = 0;
+  double time_s = 0;     // sum of the three
+  double end_s = 0;      // from the start of backward
+};
+
+struct GroupTerms {
+  int group = 0;
+  int members = 0;       // variable shards in the collective
+  double dense_bytes = 0;
+  double sparse_gather_bytes = 0;
+  std::string algorithm;  // what ran ("ring", "tree", ...)
+  double transmission_s = 0, overhead_s = 0;
+  double time_s = 0;
+  double ready_s = 0, end_s = 0;  // from the start of backward
+};
+
+struct Evaluation {
+  int workers = 1;
+  double forward_s = 0, backward_s = 0;
+  std::vector<ServerTerms> servers;  // only nodes that serve something
+  std::vector<GroupTerms> groups;    // in execution order
+  double ps_max_s = 0, ps_sum_s = 0, ar_max_s = 0, ar_sum_s = 0;
+  double worker_nic_s = 0;  // the busiest node's own PS pushes + pulls
+  double sync_end_s = 0;    // end of the last transfer, from the start of backward
+  double exposed_sync_s = 0;
+  double iteration_s = 0;
+};
+
+// `s` must have passed validate_strategy for `vars` (extract_variables(g)) and `c`. Throws
+// InputError("strategy", "group N", reason) for an algorithm that does not apply to the cluster.
+Evaluation evaluate_analytical(const costmodel::Graph& g, const std::vector<Variable>& vars,
+                               const Strategy& s, const costmodel::ClusterSpec& c);
+
+// Every field, seconds as "_s", bytes as "_bytes" (docs/sync-strategy-json.md, "Evaluation").
+nlohmann::json evaluation_to_json(const Evaluation& e);
+
+}  // namespace autoddl::sync

@@ -1,0 +1,44 @@
+// The (model, cluster, strategy, runtime) dataset (issue 15 item 8), built only with the
+// simulator (AUTODDL_SYNC_HAVE_SIM): per (model, cluster) pair, record 0..8 are the builders
+// and the rest strategies from AutoSync's sampler; each record holds the strategy, its features
+// (features.hpp), the analytical iteration time and one simulated "run" (SimGrid, seeded jitter).
+// A record depends only on (seed, pair, index), so the dataset is the same for any --jobs and a
+// resumed run completes exactly the missing records. JSONL; schema in DIR/schema.json.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace autoddl::sync {
+
+struct DatasetPair {
+  std::string model;
+  std::map<std::string, std::string> knobs;
+  std::string cluster;
+  std::string key() const;  // "vgg16@autosync-a", knobs in brackets when given
+};
+
+// 8 models (vgg16, resnet50, resnet101, densenet121, inception_v3, bert, bert large, ncf) on
+// autosync-a, autosync-b and dgx-a100.
+std::vector<DatasetPair> default_dataset_pairs();
+
+struct DatasetOptions {
+  int per_pair = 420;  // 24 pairs x 420 = 10,080 records
+  uint64_t seed = 1;
+  int jobs = 1;
+};
+
+nlohmann::json dataset_schema();
+
+// Writes DIR/records.jsonl (appending to what is there, skipping records already present;
+// a torn last line from an interrupted run is dropped) and DIR/schema.json. `progress` is
+// called after each record with (done, total). Returns the number of records written now.
+int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pairs,
+                      const DatasetOptions& options,
+                      const std::function<void(int64_t, int64_t)>& progress = {});
+
+}  // namespace autoddl::sync

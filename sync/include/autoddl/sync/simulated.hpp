@@ -1,0 +1,53 @@
+// SimGrid evaluator of one strategy (built only with sim/; AUTODDL_SYNC_HAVE_SIM): the strategy's
+// iteration lowered to a sim::Program and run by the simulator, so that transfers contend for
+// real. It is this module's "real run" on machines without GPUs.
+//
+// * Every GPU runs forward, then backward in segments that end where a variable's gradient
+//   becomes ready (the same compute model and ready points as the analytical evaluator).
+// * All-reduce groups: one collective per group over all GPUs on the comm stream, in
+//   gradient-ready order, after the segment that completes the group (sparse members: an
+//   all-gather of their touched rows and indices).
+// * PS: sim/ has GPU hosts only, so a server is the first GPU of its node, which sits behind
+//   the same node NIC as the node's CPU would. Worker w pushes each shard to server s with a
+//   send/recv on the stream of the pair (w, s) (the same index on both ends), so a worker
+//   talks to all servers at once and the pushes of all workers reach a server at once and
+//   share its NIC (incast); once all pushes of a shard arrived, the server returns it to every
+//   worker (pull); a pair's shards go one after another. GPUs on the server's node do not cross the
+//   NIC and are not simulated; with local replication only each node's first GPU pushes (the
+//   intra-node reduction is not simulated).
+// * Jitter, seeded (std::mt19937_64): each compute task's time and each transfer's bytes are
+//   scaled by max(0.5, 1 + σ·N(0,1)), so repeated "runs" (seeds) differ as real runs do; σ = 0
+//   gives the deterministic simulation.
+#pragma once
+#include <cstdint>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/sync/strategy.hpp"
+
+namespace autoddl::sync {
+
+struct SimSyncOptions {
+  uint64_t seed = 1;
+  double compute_jitter = 0.02;  // σ of the per-task compute factor
+  double network_jitter = 0.05;  // σ of the per-transfer bytes factor
+  // Collectives as one flow per rank and phase (sim::Fidelity::flow) instead of every ring
+  // step: identical uncontended, far fewer events (32-GPU all-reduces dominate otherwise).
+  bool flow_fidelity = false;
+};
+
+struct SimSyncResult {
+  double iteration_s = 0;
+  double compute_s = 0;        // the busiest GPU's compute time
+  double exposed_comm_s = 0;   // the worst GPU's communication time with no compute running
+  int64_t transfers = 0;       // send/recv and collective tasks
+  double wall_s = 0;           // wall-clock seconds of the simulation
+};
+
+// `s` must have passed validate_strategy. Throws InputError for a program the simulator
+// cannot run (an algorithm that does not apply to the cluster).
+SimSyncResult simulate_strategy(const costmodel::Graph& g, const std::vector<Variable>& vars,
+                                const Strategy& s, const costmodel::ClusterSpec& c,
+                                const SimSyncOptions& options = {});
+
+}  // namespace autoddl::sync

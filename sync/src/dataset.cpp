@@ -1,0 +1,195 @@
+// The dataset writer (dataset.hpp).
+#ifdef AUTODDL_SYNC_HAVE_SIM
+#include "autoddl/sync/dataset.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+#include "autoddl/sync/analytical.hpp"
+#include "autoddl/sync/builders.hpp"
+#include "autoddl/sync/features.hpp"
+#include "autoddl/sync/sampler.hpp"
+#include "autoddl/sync/simulated.hpp"
+#include "autoddl/sync/strategy_json.hpp"
+
+namespace autoddl::sync {
+
+namespace fs = std::filesystem;
+
+std::string DatasetPair::key() const {
+  std::string k = model;
+  if (!knobs.empty()) {
+    k += "[";
+    bool first = true;
+    for (const auto& [name, value] : knobs) {
+      k += (first ? "" : ",") + name + "=" + value;
+      first = false;
+    }
+    k += "]";
+  }
+  return k + "@" + cluster;
+}
+
+std::vector<DatasetPair> default_dataset_pairs() {
+  std::vector<DatasetPair> out;
+  const std::vector<std::pair<std::string, std::map<std::string, std::string>>> models = {
+      {"vgg16", {}},        {"resnet50", {}}, {"resnet101", {}}, {"densenet121", {}},
+      {"inception_v3", {}}, {"bert", {}},     {"bert", {{"size", "large"}}}, {"ncf", {}}};
+  for (const char* cluster : {"autosync-a", "autosync-b", "dgx-a100"}) {
+    for (const auto& [model, knobs] : models) out.push_back({model, knobs, cluster});
+  }
+  return out;
+}
+
+nlohmann::json dataset_schema() {
+  return {{"format", "autoddl-sync-dataset"},
+          {"version", 1},
+          {"record", {{"key", "\"<pair key>#<index>\", unique; the resume key"},
+                      {"pair", "model[knobs]@cluster"},
+                      {"model", "zoo model"},
+                      {"knobs", "zoo knobs (object)"},
+                      {"cluster", "cluster preset"},
+                      {"index", "0..8: the builders in `autoddl sync build` order; later: sampled"},
+                      {"builder", "builder name, or \"sampled\""},
+                      {"seed", "the simulator's jitter seed of this record"},
+                      {"strategy", "strategy JSON (docs/sync-strategy-json.md)"},
+                      {"features", "numbers, named by feature_names"},
+                      {"analytical_iteration_s", "analytical evaluator"},
+                      {"runtime_s", "one simulated iteration (SimGrid with jitter, flow fidelity): the label"},
+                      {"sim_wall_s", "wall-clock seconds the simulation took"}}},
+          {"feature_names", feature_names()}};
+}
+
+namespace {
+
+struct PairData {
+  costmodel::Graph graph;
+  costmodel::ClusterSpec cluster;
+  std::vector<Variable> vars;
+};
+
+// FNV-1a: a hash of the pair key that is the same on every platform (std::hash is not).
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index, uint64_t seed) {
+  // One generator per record, from (seed, pair, index): order- and job-independent.
+  std::seed_seq seq{seed, fnv1a(pair.key()),
+                    static_cast<uint64_t>(index)};
+  std::mt19937_64 rng(seq);
+  Strategy s;
+  const auto& table = builders();
+  if (index < static_cast<int>(table.size())) {
+    s = table[static_cast<size_t>(index)].build(d.vars, d.cluster);
+  } else {
+    s = sample_strategy(d.vars, d.cluster, {}, rng);
+    s.id = "sampled-" + std::to_string(index);
+  }
+  Evaluation e = evaluate_analytical(d.graph, d.vars, s, d.cluster);
+  SimSyncOptions so;
+  so.seed = rng();
+  so.flow_fidelity = true;
+  SimSyncResult r = simulate_strategy(d.graph, d.vars, s, d.cluster, so);
+  return {{"key", pair.key() + "#" + std::to_string(index)},
+          {"pair", pair.key()},
+          {"model", pair.model},
+          {"knobs", pair.knobs},
+          {"cluster", pair.cluster},
+          {"index", index},
+          {"builder", s.builder.empty() ? "sampled" : s.builder},
+          {"seed", so.seed},
+          {"strategy", strategy_to_json(s)},
+          {"features", strategy_features(d.vars, s, e, d.cluster)},
+          {"analytical_iteration_s", e.iteration_s},
+          {"runtime_s", r.iteration_s},
+          {"sim_wall_s", r.wall_s}};
+}
+
+// Keys of the complete records already in `path`; rewrites the file without a torn last line.
+std::set<std::string> existing_keys(const std::string& path) {
+  std::set<std::string> keys;
+  if (!fs::exists(path)) return keys;
+  std::ifstream in(path);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("key")) continue;
+    keys.insert(j["key"].get<std::string>());
+    kept += line + "\n";
+  }
+  write_file_atomic(path, kept);
+  return keys;
+}
+
+}  // namespace
+
+int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pairs,
+                      const DatasetOptions& o, const std::function<void(int64_t, int64_t)>& progress) {
+  if (o.per_pair < 1) throw InputError("--per-pair", "", "must be >= 1");
+  if (o.jobs < 1) throw InputError("--jobs", "", "must be >= 1");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(dir, "", "cannot create the directory: " + ec.message());
+  write_json_atomic(dir + "/schema.json", dataset_schema());
+  const std::string path = dir + "/records.jsonl";
+  std::set<std::string> done = existing_keys(path);
+
+  std::vector<PairData> data;
+  for (const DatasetPair& p : pairs) {
+    PairData d{costmodel::build_zoo_model(p.model, p.knobs), costmodel::resolve_cluster(p.cluster), {}};
+    d.vars = extract_variables(d.graph);
+    data.push_back(std::move(d));
+  }
+  std::vector<std::pair<int, int>> todo;  // (pair, index)
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    for (int i = 0; i < o.per_pair; ++i) {
+      if (!done.count(pairs[p].key() + "#" + std::to_string(i))) todo.emplace_back(static_cast<int>(p), i);
+    }
+  }
+  const int64_t total = static_cast<int64_t>(pairs.size()) * o.per_pair;
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw InputError(path, "", "cannot open for appending");
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  int64_t written = 0, complete = static_cast<int64_t>(done.size());
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (size_t t; (t = next++) < todo.size();) {
+      auto [p, i] = todo[t];
+      nlohmann::json rec;
+      try {
+        rec = make_record(pairs[static_cast<size_t>(p)], data[static_cast<size_t>(p)], i, o.seed);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failure) failure = std::current_exception();
+        next = todo.size();
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      out << rec.dump() << "\n";
+      out.flush();  // a record is complete on disk before it counts (resume)
+      ++written;
+      ++complete;
+      if (progress) progress(complete, total);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 0; j < o.jobs; ++j) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return written;
+}
+
+}  // namespace autoddl::sync
+#endif

@@ -1,0 +1,148 @@
+// The analytical evaluator against hand-computed values. Test clusters: NICs of 1e9 B/s at
+// efficiency 1, α = 1e-5 s. The dense tiny model's gradients: fc1.weight 8192 B, fc1.bias 128,
+// fc2.weight 1280, fc2.bias 40; 9640 B in all.
+#include "autoddl/sync/analytical.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "autoddl/sync/builders.hpp"
+#include "tiny.hpp"
+
+using namespace autoddl::sync;
+using namespace autoddl::costmodel;
+
+namespace {
+constexpr double kDenseBytes = 9640, kB = 1e9, kAlpha = 1e-5;
+
+Evaluation run(const Graph& g, const ClusterSpec& c, const Strategy& s) {
+  std::vector<Variable> vars = extract_variables(g);
+  validate_strategy(s, vars, c, "test");
+  return evaluate_analytical(g, vars, s, c);
+}
+Strategy built(const std::string& name, const Graph& g, const ClusterSpec& c) {
+  return find_builder(name).build(extract_variables(g), c);
+}
+}  // namespace
+
+TEST_CASE("one PS server and many workers: the server's NIC carries every push and pull (incast)",
+          "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  for (int nodes : {2, 5, 9}) {
+    INFO(nodes << " nodes x 1 GPU");
+    ClusterSpec c = test::test_cluster(nodes, 1);
+    Evaluation e = run(g, c, built("ps", g, c));
+    REQUIRE(e.servers.size() == 1);
+    const ServerTerms& s = e.servers[0];
+    const int remote = nodes - 1;  // node 0's own GPU does not cross the NIC
+    CHECK(s.node == 0);
+    CHECK(s.shards == 4);
+    CHECK(s.bytes_in == remote * kDenseBytes);
+    CHECK(s.transmission_s == Approx(2 * remote * kDenseBytes / kB));
+    CHECK(s.overhead_s == Approx(2 * remote * 4 * kAlpha));  // 4 variables, a message each way
+    CHECK(s.time_s == Approx(s.transmission_s + s.overhead_s));
+    CHECK(e.ps_max_s == Approx(s.time_s));
+    CHECK(e.ps_sum_s == Approx(s.time_s));
+    CHECK(e.worker_nic_s == Approx(2 * kDenseBytes / kB));  // each other node's own pushes+pulls
+  }
+  // nodes = 5: 2·4·9640/1e9 + 2·4·4·1e-5 = 77.12 us + 320 us
+  ClusterSpec c5 = test::test_cluster(5, 1);
+  CHECK(run(g, c5, built("ps", g, c5)).ps_max_s == Approx(77.12e-6 + 320e-6));
+}
+
+TEST_CASE("load balancing splits the incast over servers: max falls, sum stays",
+          "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  ClusterSpec c = test::test_cluster(4, 1);
+  Evaluation one = run(g, c, built("ps", g, c));
+  Evaluation lb = run(g, c, built("ps_lb", g, c));
+  // ps_lb: fc1.weight -> 0, fc1.bias -> 1, fc2.weight -> 2, fc2.bias -> 3 (one each)
+  REQUIRE(lb.servers.size() == 4);
+  CHECK(lb.ps_sum_s == Approx(one.ps_sum_s));
+  CHECK(lb.ps_max_s == Approx(2 * 3 * 8192 / kB + 2 * 3 * kAlpha));
+  // the busiest NIC is node 3's, which serves only fc2.bias (40 B) and pushes the other
+  // 9600 B: 2·9600 / 1e9
+  CHECK(lb.worker_nic_s == Approx(2 * (kDenseBytes - 40) / kB));
+}
+
+TEST_CASE("PS with several GPUs per node: local replication sends one copy per node",
+          "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  ClusterSpec c = test::test_cluster(3, 2);  // intra: 1e10 B/s, 1 us
+  Strategy s = built("ps", g, c);
+  Evaluation plain = run(g, c, s);
+  CHECK(plain.servers[0].bytes_in == 4 * kDenseBytes);  // 6 GPUs, 2 of them on node 0
+  for (VarConfig& v : s.vars) v.parts[0].local_replication = true;
+  Evaluation proxy = run(g, c, s);
+  CHECK(proxy.servers[0].bytes_in == 2 * kDenseBytes);  // nodes 1 and 2, one copy each
+  // the proxy first all-reduces each variable over the node's 2 GPUs: 2α_i + b/1e10 each
+  CHECK(proxy.servers[0].local_s == Approx(4 * 2e-6 + kDenseBytes / 1e10));
+}
+
+TEST_CASE("sparse gradients push only the touched rows and their indices", "[sync][analytical]") {
+  Graph g = test::tiny_model(true);
+  ClusterSpec c = test::test_cluster(4, 1);
+  Evaluation e = run(g, c, built("ps", g, c));
+  // emb.table: 32 ids over 4 workers -> 8 rows x (64 B + 8 B index) = 576 B per worker
+  CHECK(e.servers[0].bytes_in == 3 * (kDenseBytes + 576));
+}
+
+TEST_CASE("all-reduce groups: ring α-β per group, max and sum over groups, fp16 halves bytes",
+          "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  ClusterSpec c = test::test_cluster(4, 1);
+  Strategy s = built("all_reduce", g, c);
+  for (VarConfig& v : s.vars) v.parts[0].algorithm = ArAlgorithm::ring;
+  // ring all-reduce over p = 4: 2(p−1)α + 2(p−1)/p·S/B
+  auto ring = [](double bytes) { return 6 * kAlpha + 1.5 * bytes / kB; };
+  Evaluation one = run(g, c, s);
+  REQUIRE(one.groups.size() == 1);
+  CHECK(one.groups[0].members == 4);
+  CHECK(one.groups[0].algorithm == "ring");
+  CHECK(one.groups[0].time_s == Approx(ring(kDenseBytes)));
+  CHECK(one.groups[0].overhead_s == Approx(6 * kAlpha));
+  CHECK(one.groups[0].transmission_s == Approx(1.5 * kDenseBytes / kB));
+
+  for (VarConfig& v : s.vars) v.parts[0].group = v.var.rfind("fc1", 0) == 0 ? 1 : 0;
+  Evaluation two = run(g, c, s);
+  REQUIRE(two.groups.size() == 2);
+  CHECK(two.ar_max_s == Approx(ring(8320)));
+  CHECK(two.ar_sum_s == Approx(ring(8320) + ring(1320)));
+  CHECK(two.groups[0].group == 0);  // fc2's gradients are ready first
+
+  for (VarConfig& v : s.vars) v.parts[0].compressor = Compressor::fp16;
+  CHECK(run(g, c, s).ar_sum_s == Approx(ring(4160) + ring(660)));
+
+  SECTION("auto takes the faster model: tree, 2(⌈log2 4⌉α) + 2S/B, beats ring here") {
+    Strategy a = built("all_reduce", g, c);
+    Evaluation e = run(g, c, a);
+    CHECK(e.groups[0].algorithm == "tree");
+    CHECK(e.groups[0].time_s == Approx(2 * 2 * kAlpha + 2 * kDenseBytes / kB));
+  }
+}
+
+TEST_CASE("transfers overlap the rest of backward; only the last group's is exposed",
+          "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  // a slow GPU (1e8 FLOP/s): fc1's backward (2 GEMMs of 2·8·64·32 FLOPs / 4 workers) takes
+  // 164 us, longer than fc2's group (60 us + 1.98 us), which therefore hides behind it
+  ClusterSpec c = test::test_cluster(4, 1, kB, kAlpha, 1e8);
+  Strategy s = built("all_reduce", g, c);
+  for (VarConfig& v : s.vars) {
+    v.parts[0].algorithm = ArAlgorithm::ring;
+    v.parts[0].group = v.var.rfind("fc1", 0) == 0 ? 1 : 0;
+  }
+  Evaluation e = run(g, c, s);
+  CHECK(e.iteration_s == Approx(e.forward_s + std::max(e.backward_s, e.sync_end_s)));
+  // fc1.weight's gradient is the last one ready (end of backward): its group starts there
+  CHECK(e.groups[1].ready_s == Approx(e.backward_s));
+  CHECK(e.groups[0].end_s < e.backward_s);
+  CHECK(e.exposed_sync_s == Approx(6 * kAlpha + 1.5 * 8320 / kB));
+}
+
+TEST_CASE("one GPU needs no synchronization", "[sync][analytical]") {
+  Graph g = test::tiny_model(true);
+  ClusterSpec c = test::test_cluster(1, 1);
+  Evaluation e = run(g, c, built("parallax", g, c));
+  CHECK(e.sync_end_s == 0);
+  CHECK(e.iteration_s == Approx(e.forward_s + e.backward_s));
+}
