@@ -54,9 +54,12 @@ const search::SearchResult* find_result(const search::SearchRun& run, const std:
   return nullptr;
 }
 
+// How far the method got on the tables' objective from the ILP's bound: its lowest objective
+// reached, not the objective of the scheme evaluate() ranked first.
 std::optional<double> gap_of(const search::SearchResult& r) {
-  if (!r.objective_s || !r.bound_s || *r.objective_s <= 0) return std::nullopt;
-  return std::max(0.0, (*r.objective_s - *r.bound_s) / *r.objective_s);
+  const std::optional<double> obj = r.best_objective_s ? r.best_objective_s : r.objective_s;
+  if (!obj || !r.bound_s || *obj <= 0) return std::nullopt;
+  return std::max(0.0, (*obj - *r.bound_s) / *obj);
 }
 
 void print_table(const search::SearchRun& run, const costmodel::Graph& g, int top) {
@@ -173,6 +176,7 @@ nlohmann::json result_json(const search::SearchResult& r, const search::SearchRe
   if (!r.report.feasible) j["infeasible_reason"] = r.report.infeasible_reason;
   if (dp && r.report.iteration_s > 0) j["speedup_vs_dp"] = dp->report.iteration_s / r.report.iteration_s;
   if (r.objective_s) j["objective_s"] = *r.objective_s;
+  if (r.best_objective_s) j["best_objective_s"] = *r.best_objective_s;
   if (r.bound_s) j["bound_s"] = *r.bound_s;
   if (auto g = gap_of(r)) j["gap"] = *g;
   return j;

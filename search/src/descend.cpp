@@ -87,6 +87,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
       const costmodel::CostReport rep = judge(a.choice(), seeds[i].name);
       ctx.offer(a.choice(), st.objective_s);
       nlohmann::json& j = per_seed[i];
+      end_obj[i] = st.objective_s;
       j["plain_objective_s"] = j["objective_s"];
       j["objective_s"] = st.objective_s;
       j["iteration_s"] = rep.iteration_s;
@@ -98,6 +99,9 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
     }
   }
   SearchResult res = ctx.result(method, best, elapsed());
+  for (size_t i = 0; i < per_seed.size(); ++i) {
+    if (!res.best_objective_s || end_obj[i] < *res.best_objective_s) res.best_objective_s = end_obj[i];
+  }
   res.note = "from seed " + best_seed;
   res.details = {{"seeds", per_seed},
                  {"best_seed", best_seed},

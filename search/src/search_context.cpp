@@ -82,6 +82,7 @@ namespace {
 struct Cfg {
   int m;
   Recompute rc;
+  bool shard_optimizer;
 };
 
 struct Attempt {
@@ -129,14 +130,14 @@ void SearchContext::configure() {
                                                std::to_string(stages) + " stages");
   }
   constexpr Recompute kModes[] = {Recompute::none, Recompute::selective, Recompute::full};
-  auto options = [&](int m, Recompute rc, double sync_weight) {
+  auto options = [&](const Cfg& cfg, double sync_weight) {
     TableOptions o;
     o.mesh_shape = mesh_;
     o.pipeline_dim = pd;
-    o.micro_batches = m;
-    o.recompute = rc;
+    o.micro_batches = cfg.m;
+    o.recompute = cfg.rc;
     o.zero_storage = opt_.zero_storage;
-    o.shard_optimizer = opt_.shard_optimizer;
+    o.shard_optimizer = cfg.shard_optimizer;
     o.sync_weight = sync_weight;
     return o;
   };
@@ -145,8 +146,8 @@ void SearchContext::configure() {
     Attempt a;
     a.cfg = cfg;
     a.info = {{"micro_batches", cfg.m}, {"recompute", std::string(recompute_name(cfg.rc))},
-              {"sync_weight", sync_weight}};
-    TableOptions o = options(cfg.m, cfg.rc, sync_weight);
+              {"shard_optimizer", cfg.shard_optimizer}, {"sync_weight", sync_weight}};
+    TableOptions o = options(cfg, sync_weight);
     std::vector<int> reference;
     if (stages > 1) {
       CostTables ref(*g_, *c_, o);
@@ -184,6 +185,9 @@ void SearchContext::configure() {
   // shrink). A configuration that does not fit tells how far its activations must shrink: its
   // recompute mode jumps to the micro-batch count that could fit, or is dropped when even the
   // parameters do not fit.
+  auto better = [](const CostReport& r, const CostReport& b) {
+    return (r.feasible && !b.feasible) || (r.feasible == b.feasible && r.iteration_s < b.iteration_s);
+  };
   std::vector<Attempt> tried;
   nlohmann::json log = nlohmann::json::array();
   int chosen = -1;
@@ -195,7 +199,7 @@ void SearchContext::configure() {
       bool dominated = m < next_m[r];
       for (int q = 0; q <= r && !dominated; ++q) dominated = stages == 1 ? fitted_at[q] <= m : fitted_at[q] == m;
       if (dominated) continue;
-      const Cfg cfg{m, kModes[r]};
+      const Cfg cfg{m, kModes[r], opt_.shard_optimizer};
       progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
                std::string(recompute_name(cfg.rc)));
       tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
@@ -229,20 +233,27 @@ void SearchContext::configure() {
       if (tried[i].report.peak_memory_bytes < tried[chosen].report.peak_memory_bytes) chosen = static_cast<int>(i);
     }
   }
+  // A sharded optimizer (ZeRO-1) is the least memory, which is why the ladder above uses it, but
+  // not free: its parameter all-gather after the step is exposed. Where it was allowed, the
+  // chosen configuration is also tried without it (data parallel and owt as the experts run them).
+  if (opt_.shard_optimizer) {
+    Cfg cfg = tried[chosen].cfg;
+    cfg.shard_optimizer = false;
+    progress("configuring tables: optimizer state replicated");
+    tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
+    log.push_back(tried.back().info);
+    if (better(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
+  }
   // Gradient sync hides behind the backward in evaluate() (bucketed, overlapped), which an
   // additive objective cannot see: probe smaller weights of it and keep the one whose descent
   // evaluate() likes best.
   if (auto_sync) {
-    const Cfg cfg = tried[chosen].cfg;
+    const Cfg cfg = tried[chosen].cfg;  // its shard_optimizer as chosen above
     for (double w : {0.5, 0.25, 0.0}) {
       progress("configuring tables: gradient-sync weight " + std::string(w == 0.5 ? "0.5" : w == 0.25 ? "0.25" : "0"));
       tried.push_back(attempt(cfg, w));
       log.push_back(tried.back().info);
-      const CostReport& r = tried.back().report;
-      const CostReport& b = tried[chosen].report;
-      if ((r.feasible && !b.feasible) || (r.feasible == b.feasible && r.iteration_s < b.iteration_s)) {
-        chosen = static_cast<int>(tried.size()) - 1;
-      }
+      if (better(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
     }
   }
   Attempt& a = tried[chosen];
@@ -255,7 +266,7 @@ void SearchContext::configure() {
   config_["pipeline_dim"] = pd;
   config_["sync_weight"] = tables_->options().sync_weight;
   config_["zero_storage"] = opt_.zero_storage;
-  config_["shard_optimizer"] = opt_.shard_optimizer;
+  config_["shard_optimizer"] = tables_->options().shard_optimizer;
   config_["ops"] = tables_->ops();
   config_["op_classes"] = tables_->classes();
   config_["terms"] = tables_->terms();

@@ -28,7 +28,8 @@ struct TableOptions {
   std::vector<int> op_stage;     // per op, with a pipeline dim; empty = all in stage 0
   costmodel::Recompute recompute = costmodel::Recompute::none;
   bool zero_storage = true;      // also offer ZeRO-3 storage (split on replicated dims, regathered)
-  bool shard_optimizer = true;   // ZeRO-1 optimizer state (free in time, as in the cost model)
+  bool shard_optimizer = true;   // ZeRO-1 optimizer state: reduce-scattered gradients, a step on the
+                                 // shard, an exposed all-gather after it (as evaluate() prices it)
   double sync_weight = 1.0;      // weight of gradient sync, which partly hides behind backward
   double memory_capacity_bytes = -1;  // per device; < 0 = the GPU's memory
   double memory_penalty_s_per_byte = 1e-6;  // 1 ms per exceeding kB: memory dominates time

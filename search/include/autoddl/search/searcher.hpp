@@ -32,7 +32,7 @@ struct SearchOptions {
   int random_restarts = 2;
   bool tie_layers = false;      // identical layers take identical choices
   bool zero_storage = true;     // offer ZeRO-3 parameter storage per op
-  bool shard_optimizer = true;  // ZeRO-1 optimizer state in searched schemes
+  bool shard_optimizer = true;  // may searched schemes shard the optimizer state (ZeRO-1)? configure() tries both
   // Weight of gradient sync in the table objective (TableOptions); < 0 = probe 1, 0.5, 0.25, 0
   // and keep the weight whose quick descent evaluate() rates fastest.
   double sync_weight = -1;
@@ -50,6 +50,11 @@ struct SearchResult {
   costmodel::CostReport report;  // costmodel::evaluate(scheme): the authoritative numbers
   double search_s = 0;
   std::optional<double> objective_s;  // table objective, when the scheme is in the shared tables
+  // The lowest table objective the method reached: its answer to the problem the ILP solves
+  // exactly, so the objective gap is measured on it. The scheme returned is the one evaluate()
+  // rates fastest among those visited, whose objective can be higher (the objective is an
+  // additive surrogate that cannot see overlap).
+  std::optional<double> best_objective_s;
   std::optional<double> bound_s;      // the ILP's lower bound on the table objective
   bool optimal = false;               // proven optimal for the table objective
   std::string note;
