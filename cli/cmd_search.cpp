@@ -25,7 +25,7 @@ namespace autoddl::cli {
 namespace {
 
 struct SearchCliOptions {
-  std::string model, knobs, cluster, mesh, method = "cd,cd-nbh,baselines", out, json_file;
+  std::string model, knobs, cluster, mesh, method = "cd,cd-nbh,cd-expert,baselines", out, json_file;
   std::optional<int> nodes;
   int pipeline_dim = -1;
   double time_limit_s = 60;

@@ -8,6 +8,7 @@ namespace methods {
 std::vector<SearchResult> run_cd(SearchContext&, std::string&);
 std::vector<SearchResult> run_cd_nbh(SearchContext&, std::string&);
 std::vector<SearchResult> run_cd_mesh(SearchContext&, std::string&);
+std::vector<SearchResult> run_cd_expert(SearchContext&, std::string&);
 std::vector<SearchResult> run_chain_dp(SearchContext&, std::string&);
 std::vector<SearchResult> run_ilp(SearchContext&, std::string&);
 std::vector<SearchResult> run_dp(SearchContext&, std::string&);
@@ -24,6 +25,8 @@ const std::vector<Searcher>& searchers() {
        methods::run_cd_nbh},
       {"cd-mesh", "cd-nbh on every mesh shape of the same GPUs (1-3 dims, node-aligned); the fastest", false,
        methods::run_cd_mesh},
+      {"cd-expert", "cd-nbh from the best Megatron-LM grid points on their own mesh, stages and configuration", false,
+       methods::run_cd_expert},
       {"chain-dp", "exact dynamic programming when ops form a chain or tree", false, methods::run_chain_dp},
       {"ilp", "exact ILP of the same objective (Alpa), COIN-OR CBC under --time-limit", false, methods::run_ilp},
       {"dp", "data parallel (PyTorch DDP)", true, methods::run_dp},

@@ -14,6 +14,7 @@
 #include "autoddl/search/assignment.hpp"
 #include "autoddl/search/pipeline.hpp"
 #include "autoddl/search/searcher.hpp"
+#include "megatron_grid.hpp"
 
 namespace autoddl::search {
 
@@ -33,6 +34,16 @@ SearchContext::SearchContext(const Graph& g, const ClusterSpec& c, SearchOptions
 }
 
 SearchContext::~SearchContext() = default;
+
+const MegatronGrid& SearchContext::expert_grid() {
+  if (!grid_) {
+    progress("walking the Megatron-LM grid");
+    const auto t0 = std::chrono::steady_clock::now();
+    grid_ = std::make_unique<MegatronGrid>(megatron_grid(*g_, *c_, opt_.time_limit_s, kGridKeep));
+    grid_->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return *grid_;
+}
 
 void SearchContext::progress(const std::string& line) const {
   if (opt_.progress) opt_.progress(line);

@@ -40,6 +40,8 @@ struct SearchOptions {
   std::function<void(const std::string&)> progress;
 };
 
+struct MegatronGrid;  // the Megatron-LM grid walk (search/src/megatron_grid.hpp)
+
 struct SearchResult {
   std::string method;
   // Non-empty when the method cannot build a scheme for this model and mesh (data parallel with
@@ -84,6 +86,10 @@ class SearchContext {
   void offer(const std::vector<int>& choice, double objective_s);
   const std::vector<int>* incumbent() const { return incumbent_.empty() ? nullptr : &incumbent_; }
 
+  // The Megatron-LM grid's best points, walked once per context under options().time_limit_s:
+  // the `megatron` baseline reports the first, `cd-expert` descends from them.
+  const MegatronGrid& expert_grid();
+
   // A finished result for a choice vector of the shared tables: scheme, evaluate(), objective.
   SearchResult result(const std::string& method, const std::vector<int>& choice, double search_s);
   // Reports progress through options().progress.
@@ -102,6 +108,7 @@ class SearchContext {
   nlohmann::json config_;
   std::vector<int> incumbent_;
   double incumbent_s_ = 0;
+  std::unique_ptr<MegatronGrid> grid_;
 };
 
 struct Searcher {

@@ -1,0 +1,36 @@
+// The Megatron-LM grid (Narayanan et al., SC'21): tp × pp × dp over every GPU, micro-batch size,
+// sequence parallelism and recompute (none, then selective, then full: recompute only adds time,
+// so the first that fits is kept per point). Each point is costmodel::make_scheme("megatron:...")
+// priced by evaluate(); points Megatron-LM itself refuses (heads % tp, layers % pp) are skipped.
+// Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from the best few).
+#pragma once
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_report.hpp"
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/scheme.hpp"
+
+namespace autoddl::search {
+
+struct GridPoint {
+  costmodel::Scheme scheme;
+  costmodel::CostReport report;
+};
+
+struct MegatronGrid {
+  // The `keep` best points: feasible ones by iteration time, then infeasible ones by memory.
+  std::vector<GridPoint> best;
+  int points = 0, feasible = 0;
+  bool truncated = false;  // the time limit stopped the walk
+  double seconds = 0;      // the walk's wall time
+};
+
+constexpr int kGridKeep = 3;  // points a SearchContext keeps (cd-expert's starts)
+
+MegatronGrid megatron_grid(const costmodel::Graph& g, const costmodel::ClusterSpec& c, double time_limit_s, int keep);
+
+// a ranks before b: feasible first, then faster (or, both infeasible, less memory).
+bool grid_better(const costmodel::CostReport& a, const costmodel::CostReport& b);
+
+}  // namespace autoddl::search

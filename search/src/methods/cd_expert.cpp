@@ -1,0 +1,130 @@
+// `cd-expert`: neighbourhood coordinate descent from the best expert layouts, on their own terms.
+// The Megatron-LM grid's fastest points (megatron_grid.hpp) each fix a mesh [pp, dp, tp], a stage
+// partition, micro-batches, recompute and the optimizer sharding; cost tables are built for
+// exactly that configuration, the expert's per-op signatures are mapped into them, and CD moves
+// single ops and neighbourhoods from there (sequence parallelism on some layers only, another
+// split of the head or the embedding, ZeRO-3 storage of some weights). Every visited scheme keeps
+// the expert's whole-scheme settings (scatter/gather sends, schedule, buckets) and is judged by
+// evaluate(); the expert point itself is a candidate, so the result is never slower than the
+// best grid point. This is where pipeline parallelism enters the SBP search at production scale.
+#include <chrono>
+#include <cstdio>
+
+#include "../megatron_grid.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/search/assignment.hpp"
+#include "autoddl/search/searcher.hpp"
+
+namespace autoddl::search::methods {
+
+using namespace costmodel;
+
+namespace {
+
+TableOptions tables_for(const Scheme& e, const SearchOptions& so, int n_ops) {
+  TableOptions o;
+  o.mesh_shape = e.mesh_shape;
+  o.pipeline_dim = e.pipeline_dim;
+  o.micro_batches = e.micro_batches;
+  o.recompute = e.recompute;
+  o.shard_optimizer = e.shard_optimizer;
+  o.zero_storage = so.zero_storage;
+  o.sync_weight = so.sync_weight < 0 ? 1.0 : so.sync_weight;
+  if (e.stages() > 1) {
+    o.op_stage.assign(n_ops, 0);
+    for (int i = 0; i < n_ops; ++i) o.op_stage[i] = e.op_chunk.empty() ? 0 : e.op_chunk[i] % e.stages();
+  }
+  return o;
+}
+
+}  // namespace
+
+std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const Graph& g = ctx.graph();
+  const ClusterSpec& c = ctx.cluster();
+  const double limit = ctx.options().time_limit_s;
+  int mesh_devices = 1;
+  for (int x : ctx.mesh_shape()) mesh_devices *= x;
+  if (mesh_devices != c.total_gpus()) {
+    skip = "the expert grid uses every GPU of the cluster (" + std::to_string(c.total_gpus()) + "); the mesh has " +
+           std::to_string(mesh_devices);
+    return {};
+  }
+  const MegatronGrid& grid = ctx.expert_grid();
+  if (grid.best.empty() || !grid.best[0].report.feasible) {
+    skip = "no feasible Megatron-LM point to start from";
+    return {};
+  }
+  SearchResult best;
+  best.method = "cd-expert";
+  best.scheme = grid.best[0].scheme;
+  best.report = grid.best[0].report;
+  std::string from = grid.best[0].scheme.name.substr(9);
+  best.note = "= expert " + from;
+  nlohmann::json starts = nlohmann::json::array();
+  for (size_t k = 0; k < grid.best.size() && elapsed() < limit; ++k) {
+    const GridPoint& p = grid.best[k];
+    if (!p.report.feasible) break;
+    const Scheme& e = p.scheme;
+    const std::string name = e.name.substr(9);
+    nlohmann::json row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
+    if (e.virtual_stages > 1) {  // the tables hold one chunk per stage
+      row["skipped"] = "interleaved schedule";
+      starts.push_back(row);
+      continue;
+    }
+    ctx.progress("cd-expert: tables for " + name);
+    const CostTables t(g, c, tables_for(e, ctx.options(), static_cast<int>(g.ops.size())));
+    std::vector<int> choice;
+    if (!from_signatures(t, e.op_sigs, &e.param_storage, choice, false)) {
+      row["skipped"] = "its signatures are not in the tables";
+      starts.push_back(row);
+      continue;
+    }
+    auto as_scheme = [&](const std::vector<int>& ch) {
+      Scheme s = to_scheme(t, ch, "cd-expert");
+      s.scatter_gather_sends = e.scatter_gather_sends;
+      s.schedule = e.schedule;
+      s.bucket_bytes = e.bucket_bytes;
+      return s;
+    };
+    auto judge = [&](const std::vector<int>& ch, const std::string& label) {
+      Scheme s = as_scheme(ch);
+      CostReport r = evaluate(g, c, s);
+      if (grid_better(r, best.report)) {
+        best.scheme = std::move(s);
+        best.report = r;
+        best.note = label;
+      }
+      return r;
+    };
+    row["mapped_iteration_s"] = judge(choice, "= expert " + name + " (mapped)").iteration_s;
+    Assignment a(t, choice);
+    const Coordinates co = make_coordinates(t, ctx.options().tie_layers);
+    CdOptions cd;
+    cd.neighbourhood = true;
+    cd.time_limit_s = std::max(0.0, limit - elapsed());
+    cd.progress = [&](double obj, int sweeps) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "cd-expert: from %s, sweep %d, objective %.4f s", name.c_str(), sweeps, obj);
+      ctx.progress(buf);
+    };
+    const CdStats st = coordinate_descent(a, co, cd);
+    const CostReport r = judge(a.choice(), "from expert " + name);
+    row["start_objective_s"] = st.start_objective_s;
+    row["objective_s"] = st.objective_s;
+    row["iteration_s"] = r.iteration_s;
+    row["feasible"] = r.feasible;
+    row["moves"] = st.moves;
+    row["joint_moves"] = st.joint_moves;
+    row["time_limit_hit"] = st.time_limit_hit;
+    starts.push_back(row);
+  }
+  best.search_s = elapsed();  // the grid walk included when this method walked it first
+  best.details = {{"starts", starts}, {"grid_points", grid.points}, {"grid_truncated", grid.truncated}};
+  return {best};
+}
+
+}  // namespace autoddl::search::methods

@@ -1,0 +1,51 @@
+// `cd-expert`: the best Megatron-LM grid points map into cost tables built for their own mesh,
+// stages and configuration with no change in evaluate()'s price (pipeline stages, sequence
+// parallelism and scatter/gather sends included), and descent from them never returns a scheme
+// slower than the best grid point; the scheme it returns re-costs to its reported time.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/search/searcher.hpp"
+#include "fixtures.hpp"
+
+using namespace search_fixtures;
+
+TEST_CASE("cd-expert maps the expert grid points exactly and never ends slower than the best one",
+          "[search][cd-expert]") {
+  struct Case {
+    const char* cluster;
+    int nodes;
+    std::map<std::string, std::string> knobs;
+    bool pipelined;  // the best grid point has pp > 1
+  };
+  for (const Case& k : {Case{"dgx-a100", 1, {{"batch", "16"}, {"layers", "8"}}, false},
+                        Case{"piz-daint", 8, {{"batch", "64"}, {"layers", "16"}, {"hidden", "4096"}, {"heads", "32"}}, true}}) {
+    INFO("gpt on " << k.nodes << " " << k.cluster << " nodes");
+    const ClusterSpec c = resolve_cluster(k.cluster, k.nodes);
+    const Graph g = build_zoo_model("gpt", k.knobs);
+    SearchOptions o;
+    o.time_limit_s = 120;
+    const SearchRun run = run_search(g, c, o, {"cd-expert", "megatron"});
+    const SearchResult* ce = nullptr;
+    const SearchResult* mega = nullptr;
+    for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
+    REQUIRE(ce);
+    REQUIRE(mega);
+    REQUIRE(mega->report.feasible);
+    CHECK(ce->report.feasible);
+    CHECK(ce->report.iteration_s <= mega->report.iteration_s);
+    CHECK(evaluate(g, c, ce->scheme).iteration_s == ce->report.iteration_s);
+    const auto& starts = ce->details["starts"];
+    REQUIRE(starts.size() >= 1);
+    CHECK(starts[0]["expert"] == mega->note);
+    CHECK((mega->scheme.stages() > 1) == k.pipelined);
+    for (const auto& s : starts) {
+      INFO("from " << s["expert"]);
+      if (s.contains("skipped")) continue;
+      CHECK(s["mapped_iteration_s"].get<double>() == Approx(s["expert_iteration_s"].get<double>()).epsilon(1e-12));
+      CHECK(s["objective_s"].get<double>() <= s["start_objective_s"].get<double>());
+    }
+  }
+}
