@@ -25,7 +25,7 @@ namespace autoddl::cli {
 namespace {
 
 struct SearchCliOptions {
-  std::string model, knobs, cluster, mesh, method = "cd,cd-nbh,cd-expert,baselines", out, json_file;
+  std::string model, knobs, cluster, mesh, method, out, json_file;
   std::optional<int> nodes;
   int pipeline_dim = -1;
   double time_limit_s = 60;
@@ -300,6 +300,7 @@ RunFn setup_search(CLI::App& sub) {
       ->capture_default_str();
   std::string names;
   for (const auto& s : search::searchers()) names += std::string(names.empty() ? "" : ", ") + std::string(s.name);
+  for (const std::string& m : search::default_methods()) opt->method += (opt->method.empty() ? "" : ",") + m;
   sub.add_option("--method", opt->method,
                  "Comma-separated methods: " + names + ", baselines (every baseline), all (every method)")
       ->capture_default_str();

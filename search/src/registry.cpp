@@ -40,6 +40,8 @@ const std::vector<Searcher>& searchers() {
   return table;
 }
 
+std::vector<std::string> default_methods() { return {"cd", "cd-nbh", "cd-expert", "baselines"}; }
+
 const Searcher* find_searcher(std::string_view name) {
   for (const Searcher& s : searchers()) {
     if (s.name == name) return &s;

@@ -105,14 +105,25 @@ struct Attempt {
   nlohmann::json info;
 };
 
-// Quick plain CD from the expert seeds (not the random ones): the configuration probe.
+// The configuration probe: plain CD over tied layers (one coordinate per position of identical
+// layers) from the expert seeds whose start objective is lowest (not the random ones). It only
+// ranks configurations; the methods then descend untied from every seed of the chosen one.
+constexpr int kProbeSeeds = 3;
+
 std::vector<int> quick_descent(const CostTables& t, const std::vector<Seed>& seeds) {
-  const Coordinates co = make_coordinates(t, false);
-  std::vector<int> best;
-  double best_obj = 0;
+  const Coordinates co = make_coordinates(t, true);
+  std::vector<std::pair<double, const Seed*>> start;
   for (const Seed& s : seeds) {
     if (s.name.rfind("random", 0) == 0) continue;
-    Assignment a(t, s.choice);
+    start.emplace_back(Assignment(t, s.choice).objective(), &s);
+  }
+  std::stable_sort(start.begin(), start.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (start.size() > kProbeSeeds) start.resize(kProbeSeeds);
+  std::vector<int> best;
+  double best_obj = 0;
+  for (const auto& [obj0, s] : start) {
+    Assignment a(t, s->choice);
     CdOptions opt;
     opt.time_limit_s = 10;
     coordinate_descent(a, co, opt);
@@ -154,6 +165,7 @@ void SearchContext::configure() {
   };
   const bool auto_sync = opt_.sync_weight < 0;
   auto attempt = [&](const Cfg& cfg, double sync_weight) {
+    const auto ta = std::chrono::steady_clock::now();
     Attempt a;
     a.cfg = cfg;
     a.info = {{"micro_batches", cfg.m}, {"recompute", std::string(recompute_name(cfg.rc))},
@@ -174,7 +186,8 @@ void SearchContext::configure() {
     a.choice = quick_descent(*a.tables, a.seeds);
     a.report = evaluate(*g_, *c_, to_scheme(*a.tables, a.choice, "probe"));
     // The table fits but evaluate() does not (transient gathers): lower the capacity and retry.
-    for (int retry = 0; retry < 3 && !a.report.feasible; ++retry) {
+    int retries = 0;
+    for (; retries < 3 && !a.report.feasible; ++retries) {
       if (recompute_objective(*a.tables, a.choice).penalty_s > 0) break;  // the table agrees: no fit
       const double excess = a.report.peak_memory_bytes - a.report.memory_capacity_bytes;
       for (int s = 0; s < a.tables->stages(); ++s) {
@@ -185,7 +198,9 @@ void SearchContext::configure() {
     }
     a.info["probe_iteration_s"] = a.report.iteration_s;
     a.info["probe_feasible"] = a.report.feasible;
+    a.info["capacity_retries"] = retries;
     a.info["capacity_bytes"] = a.tables->capacity_bytes(0);
+    a.info["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - ta).count();
     return a;
   };
 

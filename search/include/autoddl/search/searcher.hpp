@@ -130,6 +130,9 @@ struct SearchRun {
   std::optional<double> ilp_bound_s;
 };
 
+// What `autoddl search` runs without --method: cd, cd-nbh, cd-expert and every baseline.
+std::vector<std::string> default_methods();
+
 // Runs the methods (names from the registry; "baselines" = every baseline, "all" = every
 // method), fills each table result's bound from the ILP when it ran, and ranks. Throws
 // InputError("--method", ...) for an unknown name.
