@@ -17,6 +17,7 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
+#include "autoddl/search/explain.hpp"
 #include "autoddl/search/searcher.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
@@ -102,73 +103,36 @@ void print_table(const search::SearchRun& run, const costmodel::Graph& g, int to
   (void)g;
 }
 
-// Per layer (runs of ops with one Op::block label): what was chosen and what it costs, with
-// runs of identical layers folded into one row.
-void print_explain(const search::SearchResult& best, const costmodel::Graph& g) {
+// search::explain's rows: per layer what was chosen and what it costs, and against the best
+// expert (when the result is not that expert) where it differs and what the change buys.
+void print_explain(const search::SearchResult& best, const costmodel::Graph& g, const search::SearchResult* expert) {
   using namespace costmodel;
-  const Scheme& s = best.scheme;
-  struct Row {
-    std::string label, choice;
-    double compute = 0, boxing = 0, sync = 0;
-    int count = 1;
-    std::string last;
-  };
-  std::vector<Row> rows;
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
-    std::string label = op.block.empty() ? "(" + op.name + ")" : op.block;
-    if (s.stages() > 1) label = "[stage " + std::to_string(best.report.per_op[i].stage) + "] " + label;
-    if (rows.empty() || (op.block.empty() ? true : rows.back().label != label)) rows.push_back({label, "", 0, 0, 0, 1, label});
-    Row& row = rows.back();
-    const OpCostRow& c = best.report.per_op[i];
-    row.compute += c.compute_s;
-    row.boxing += c.boxing_s;
-    row.sync += c.grad_sync_s;
-    const OpSignature& sig = s.op_sigs[i];
-    std::string short_name = op.name.substr(op.block.empty() ? 0 : op.block.size() + 1);
-    for (size_t k = 0; k < op.inputs.size(); ++k) {
-      const Tensor& t = g.tensors[op.inputs[k]];
-      if (t.role != TensorRole::parameter || t.shape.size() < 2) continue;  // weights, not biases/norms
-      row.choice += (row.choice.empty() ? "" : " ") + short_name + ":" + to_string(sig.in[k]);
-      const NdSbp& st = s.param_storage[op.inputs[k]];
-      if (!(st == sig.in[k])) row.choice += "@" + to_string(st);
-    }
-    if (i + 1 == g.ops.size() || g.ops[i + 1].block != op.block || op.block.empty()) {
-      // the row's output activation SBP
-      if (!op.outputs.empty()) row.choice += std::string(row.choice.empty() ? "" : " ") + "-> " + to_string(sig.out[0]);
-    }
-  }
-  // Fold consecutive layers with the same choices and (within 0.1%) the same cost.
-  std::vector<Row> folded;
-  for (const Row& r : rows) {
-    if (!folded.empty()) {
-      Row& f = folded.back();
-      const double a = (f.compute + f.boxing + f.sync) / f.count, b = r.compute + r.boxing + r.sync;
-      const bool layer = f.label.back() != ')' && r.label.back() != ')';
-      const bool same_stage = f.label.rfind("[stage", 0) != 0 || f.label.substr(0, f.label.find(']')) == r.label.substr(0, r.label.find(']'));
-      if (f.choice == r.choice && layer && same_stage && std::abs(a - b) <= 1e-3 * std::max(a, b)) {
-        f.compute += r.compute;
-        f.boxing += r.boxing;
-        f.sync += r.sync;
-        f.count += 1;
-        f.last = r.label.rfind("[stage", 0) == 0 ? r.label.substr(r.label.find(']') + 2) : r.label;
-        continue;
-      }
-    }
-    folded.push_back(r);
-  }
+  if (expert == &best) expert = nullptr;
+  const search::Explanation e = search::explain(best, g, expert);
   std::printf("\nexplain %s (per iteration; weight:SBP as used, @storage when stored otherwise; -> output SBP)\n",
               best.method.c_str());
   std::printf("  %-34s %10s %10s %10s  %s\n", "layer", "compute", "boxing", "grad sync", "chosen");
-  for (const Row& r : folded) {
+  for (const search::ExplainRow& r : e.rows) {
     std::string label = r.count > 1 ? r.label + " .. " + r.last + " (x" + std::to_string(r.count) + ", each)" : r.label;
-    const double n = r.count;
-    std::printf("  %-34s %10s %10s %10s  %s\n", label.c_str(), human_seconds(r.compute / n).c_str(),
-                human_seconds(r.boxing / n).c_str(), human_seconds(r.sync / n).c_str(), r.choice.c_str());
+    std::printf("  %-34s %10s %10s %10s  %s\n", label.c_str(), human_seconds(r.compute_s).c_str(),
+                human_seconds(r.boxing_s).c_str(), human_seconds(r.sync_s).c_str(), r.choice.c_str());
+    if (!r.reference.empty()) {
+      std::printf("  %-34s %32s  %s: %s\n", "", ("(" + e.reference_method + " " + human_seconds(r.reference_s) + ")").c_str(),
+                  e.reference_method.c_str(), r.reference.c_str());
+    }
   }
+  const Scheme& s = best.scheme;
   std::printf("  grad sync overlaps the backward; exposed %s of %s. Mesh %s, %d micro-batch(es), recompute %s.\n",
               human_seconds(best.report.grad_sync_exposed_s).c_str(), human_seconds(best.report.grad_sync_s).c_str(),
               best.report.mesh.c_str(), s.micro_batches, std::string(recompute_name(s.recompute)).c_str());
+  if (!e.reference_method.empty()) {
+    auto signed_s = [](double x) { return std::string(x < 0 ? "-" : "+") + human_seconds(std::abs(x)); };
+    std::printf("  vs %s (%s): %d of %d layers and ops outside layers differ; iteration %s (compute %s, exposed communication %s, "
+                "bubble %s), peak memory %+.2f GB\n",
+                e.reference_method.c_str(), expert->scheme.name.c_str(), e.rows_changed, e.rows_total, signed_s(e.iteration_delta_s).c_str(),
+                signed_s(e.compute_delta_s).c_str(), signed_s(e.comm_delta_s).c_str(), signed_s(e.bubble_delta_s).c_str(),
+                e.memory_delta_bytes / 1e9);
+  }
 }
 
 nlohmann::json result_json(const search::SearchResult& r, const search::SearchResult* dp,
@@ -266,7 +230,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
       std::printf("ILP lower bound on the search's table objective (its additive surrogate of the iteration): %s\n",
                   human_seconds(*run.ilp_bound_s).c_str());
     }
-    if (opt.explain) print_explain(*best, g);
+    if (opt.explain) print_explain(*best, g, best_expert(run));
     if (!opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
   }
   if (!opt.json_file.empty()) {

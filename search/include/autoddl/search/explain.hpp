@@ -1,0 +1,38 @@
+// What a searched scheme chose, per layer, and where it differs from a reference (the best
+// expert): rows of runs of ops with one Op::block label (consecutive identical layers folded),
+// each with its compute, boxing and gradient-sync seconds per iteration and the SBP of its
+// weights as used (@storage when stored otherwise) and of its output; against a reference, the
+// reference's choice where it differs and the whole-iteration differences that the change buys
+// (compute, exposed communication, bubble, memory). `autoddl search --explain` prints these.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/search/searcher.hpp"
+
+namespace autoddl::search {
+
+struct ExplainRow {
+  std::string label;       // "layer.3", "[stage 1] layer.12", "(lm_head)" for ops outside blocks
+  std::string last;        // the last folded layer's label ("layer.95"); == label when count == 1
+  int count = 1;           // layers folded into this row (costs below are per layer)
+  double compute_s = 0, boxing_s = 0, sync_s = 0;
+  std::string choice;      // "q:(B,S(1)) ... -> (S(0),B)"
+  std::string reference;   // the reference's choice where it differs; empty where the same
+  double reference_s = 0;  // the reference's compute + boxing + sync per layer (where it differs)
+};
+
+struct Explanation {
+  std::vector<ExplainRow> rows;
+  std::string reference_method;  // empty without a reference
+  // result − reference, per iteration (seconds) and peak memory (bytes); rows that differ.
+  double iteration_delta_s = 0, compute_delta_s = 0, comm_delta_s = 0, bubble_delta_s = 0;
+  double memory_delta_bytes = 0;
+  int rows_changed = 0, rows_total = 0;  // layers and ops outside layers, before folding
+};
+
+// `reference` (may be null) must be a scheme of the same graph.
+Explanation explain(const SearchResult& result, const costmodel::Graph& g, const SearchResult* reference);
+
+}  // namespace autoddl::search

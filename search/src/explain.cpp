@@ -1,0 +1,104 @@
+// Per-layer rows of a scheme's choices and their diff against a reference (see explain.hpp).
+#include "autoddl/search/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace autoddl::search {
+
+using namespace costmodel;
+
+namespace {
+
+struct Raw {
+  std::string label, choice;
+  double compute_s = 0, boxing_s = 0, sync_s = 0;
+};
+
+// One row per run of ops with one block label (every op outside a block is its own row).
+std::vector<Raw> raw_rows(const Scheme& s, const CostReport& rep, const Graph& g) {
+  std::vector<Raw> rows;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    std::string label = op.block.empty() ? "(" + op.name + ")" : op.block;
+    if (s.stages() > 1) label = "[stage " + std::to_string(rep.per_op[i].stage) + "] " + label;
+    if (rows.empty() || op.block.empty() || rows.back().label != label) rows.push_back({label, ""});
+    Raw& row = rows.back();
+    const OpCostRow& c = rep.per_op[i];
+    row.compute_s += c.compute_s;
+    row.boxing_s += c.boxing_s;
+    row.sync_s += c.grad_sync_s;
+    const OpSignature& sig = s.op_sigs[i];
+    const std::string short_name = op.name.substr(op.block.empty() ? 0 : op.block.size() + 1);
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const Tensor& t = g.tensors[op.inputs[k]];
+      if (t.role != TensorRole::parameter || t.shape.size() < 2) continue;  // weights, not biases/norms
+      row.choice += (row.choice.empty() ? "" : " ") + short_name + ":" + to_string(sig.in[k]);
+      const NdSbp& st = s.param_storage[op.inputs[k]];
+      if (!(st == sig.in[k])) row.choice += "@" + to_string(st);
+    }
+    const bool row_ends = i + 1 == g.ops.size() || g.ops[i + 1].block != op.block || op.block.empty();
+    if (row_ends && !op.outputs.empty()) row.choice += std::string(row.choice.empty() ? "" : " ") + "-> " + to_string(sig.out[0]);
+  }
+  return rows;
+}
+
+double total(const Raw& r) { return r.compute_s + r.boxing_s + r.sync_s; }
+
+std::string stage_of(const std::string& label) {
+  return label.rfind("[stage", 0) == 0 ? label.substr(0, label.find(']')) : std::string();
+}
+
+}  // namespace
+
+Explanation explain(const SearchResult& result, const Graph& g, const SearchResult* reference) {
+  Explanation e;
+  const std::vector<Raw> rows = raw_rows(result.scheme, result.report, g);
+  std::vector<Raw> ref;
+  if (reference && reference->unavailable.empty() && reference->scheme.op_sigs.size() == g.ops.size()) {
+    ref = raw_rows(reference->scheme, reference->report, g);
+    if (ref.size() != rows.size()) ref.clear();  // another block structure (cannot happen for one graph)
+    e.reference_method = reference->method;
+    const CostReport& a = result.report;
+    const CostReport& b = reference->report;
+    e.iteration_delta_s = a.iteration_s - b.iteration_s;
+    e.compute_delta_s = a.compute_s - b.compute_s;
+    e.comm_delta_s = a.comm_exposed_s - b.comm_exposed_s;
+    e.bubble_delta_s = a.bubble_s - b.bubble_s;
+    e.memory_delta_bytes = a.peak_memory_bytes - b.peak_memory_bytes;
+  }
+  e.rows_total = static_cast<int>(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Raw& r = rows[i];
+    const bool differs = !ref.empty() && ref[i].choice != r.choice;
+    e.rows_changed += differs;
+    const std::string ref_choice = differs ? ref[i].choice : std::string();
+    const double ref_s = differs ? total(ref[i]) : 0;
+    // Fold consecutive layers with the same choices (and reference) and, within 0.1%, cost.
+    if (!e.rows.empty()) {
+      ExplainRow& f = e.rows.back();
+      const double a = (f.compute_s + f.boxing_s + f.sync_s) / f.count, b = total(r);
+      const bool layer = f.label.back() != ')' && r.label.back() != ')';
+      if (f.choice == r.choice && f.reference == ref_choice && layer && stage_of(f.label) == stage_of(r.label) &&
+          std::abs(a - b) <= 1e-3 * std::max(a, b)) {
+        f.compute_s += r.compute_s;
+        f.boxing_s += r.boxing_s;
+        f.sync_s += r.sync_s;
+        f.reference_s += ref_s;
+        f.count += 1;
+        f.last = stage_of(r.label).empty() ? r.label : r.label.substr(r.label.find(']') + 2);
+        continue;
+      }
+    }
+    e.rows.push_back({r.label, r.label, 1, r.compute_s, r.boxing_s, r.sync_s, r.choice, ref_choice, ref_s});
+  }
+  for (ExplainRow& row : e.rows) {  // per layer
+    row.compute_s /= row.count;
+    row.boxing_s /= row.count;
+    row.sync_s /= row.count;
+    row.reference_s /= row.count;
+  }
+  return e;
+}
+
+}  // namespace autoddl::search

@@ -1,0 +1,56 @@
+// search::explain: identical layers fold into one row whose costs are per layer and sum back to
+// the report's per-op totals; against itself nothing differs; against the expert a descent moved
+// away from, the changed rows carry the expert's choice and the deltas are the two reports'.
+#include <catch2/catch.hpp>
+
+#include "autoddl/search/explain.hpp"
+#include "fixtures.hpp"
+
+using namespace search_fixtures;
+
+TEST_CASE("explain folds identical layers and names where a scheme differs from the expert", "[search][explain]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g = build_zoo_model("gpt", {{"batch", "16"}, {"layers", "8"}});
+  const SearchRun run = run_search(g, c, SearchOptions{}, {"cd-expert", "megatron"});
+  const SearchResult* ce = nullptr;
+  const SearchResult* mega = nullptr;
+  for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
+  REQUIRE(ce);
+  REQUIRE(mega);
+
+  const Explanation self = explain(*ce, g, ce);
+  CHECK(self.rows_changed == 0);
+  CHECK(self.iteration_delta_s == 0);
+  double compute = 0, sync = 0;
+  int layers = 0;
+  for (const ExplainRow& r : self.rows) {
+    CHECK(r.reference.empty());
+    compute += r.compute_s * r.count;
+    sync += r.sync_s * r.count;
+    if (r.label.rfind("layer.", 0) == 0) layers += r.count;
+  }
+  double per_op_compute = 0, per_op_sync = 0;
+  for (const auto& row : ce->report.per_op) {
+    per_op_compute += row.compute_s;
+    per_op_sync += row.grad_sync_s;
+  }
+  CHECK(compute == Approx(per_op_compute).epsilon(1e-9));
+  CHECK(sync == Approx(per_op_sync).epsilon(1e-9));
+  CHECK(layers == 8);
+  CHECK(self.rows.size() < static_cast<size_t>(self.rows_total));  // the 8 layers fold
+
+  const Explanation diff = explain(*ce, g, mega);
+  CHECK(diff.reference_method == "megatron");
+  CHECK(diff.iteration_delta_s == Approx(ce->report.iteration_s - mega->report.iteration_s));
+  CHECK(diff.memory_delta_bytes == Approx(ce->report.peak_memory_bytes - mega->report.peak_memory_bytes));
+  if (ce->report.iteration_s < mega->report.iteration_s) {
+    CHECK(diff.rows_changed > 0);
+    int shown = 0;
+    for (const ExplainRow& r : diff.rows) {
+      if (r.reference.empty()) continue;
+      CHECK(r.reference != r.choice);
+      shown += r.count;
+    }
+    CHECK(shown == diff.rows_changed);
+  }
+}
