@@ -188,6 +188,11 @@ int GraphBuilder::ln(const std::string& name, int x) {
   return layer_norm(name, x, gamma, beta);
 }
 
+int GraphBuilder::rms_norm(const std::string& name, int x) {
+  int64_t h = g_.tensors[x].shape.back();
+  return add_op(OpKind::layer_norm, name, {x, parameter(name + ".gamma", {h})}, OpAttrs{});
+}
+
 int GraphBuilder::bn(const std::string& name, int x) {
   int64_t c = g_.tensors[x].shape.at(1);
   int gamma = parameter(name + ".gamma", {c});

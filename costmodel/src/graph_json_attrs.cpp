@@ -43,7 +43,7 @@ void read_fn(OpKind kind, const Reader& r, const json& v, const std::string& pat
   if (kind == OpKind::unary) {
     ok = parse_unary_fn(s, a.unary);
     choices = fn_choices(unary_fn_name, {UnaryFn::relu, UnaryFn::gelu, UnaryFn::dropout,
-                                         UnaryFn::tanh, UnaryFn::sigmoid});
+                                         UnaryFn::tanh, UnaryFn::sigmoid, UnaryFn::silu});
   } else if (kind == OpKind::binary) {
     ok = parse_binary_fn(s, a.binary);
     choices = fn_choices(binary_fn_name, {BinaryFn::add, BinaryFn::mul});

@@ -119,11 +119,12 @@ void softmax(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
   }
 }
 
-// Normalizes the axes from `axis` on; gamma and beta cover those axes.
+// Normalizes the axes from `axis` on; gamma and beta (none for RMSNorm) cover those axes.
 void layer_norm(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
   const int r = rank_in(g, op, 0);
   const int ax = norm_axis(op.attrs.axis, r);
-  for (int i = 0; i < ax; ++i) out.push_back(sig({S(i), B, B}, {S(i)}));
+  const bool rms = op.inputs.size() == 2;
+  for (int i = 0; i < ax; ++i) out.push_back(rms ? sig({S(i), B}, {S(i)}) : sig({S(i), B, B}, {S(i)}));
 }
 
 // Per-channel statistics: channel split is exact; batch split uses local statistics (as

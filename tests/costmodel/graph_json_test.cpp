@@ -149,7 +149,7 @@ TEST_CASE("each malformed graph is rejected naming the JSON path of the bad fiel
       {"missing required attribute", [](json& j) { j["ops"][2].erase("attrs"); }, "ops[2].attrs.fn",
        "missing required attribute of a unary op"},
       {"unknown function", [](json& j) { j["ops"][2]["attrs"]["fn"] = "swish"; }, "ops[2].attrs.fn",
-       "unknown function 'swish' (known: relu, gelu, dropout, tanh, sigmoid)"},
+       "unknown function 'swish' (known: relu, gelu, dropout, tanh, sigmoid, silu)"},
       {"attribute of the wrong type",
        [](json& j) {
          j["ops"][0]["attrs"] = {{"transpose_b", 1}};

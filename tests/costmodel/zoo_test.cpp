@@ -64,7 +64,7 @@ TEST_CASE("every zoo model builds with its default knobs into a finalized graph"
     CHECK(again.forward_flops() == g.forward_flops());
   }
   CHECK(names == std::set<std::string>{"mlp", "vgg16", "resnet50", "bert", "gpt", "ncf",
-                                       "resnet101", "densenet121", "inception_v3"});
+                                       "resnet101", "densenet121", "inception_v3", "llama"});
 }
 
 TEST_CASE("VGG16 has 138.36 M parameters and 15.5 G multiply-accumulates per 224x224 image",
@@ -249,7 +249,7 @@ TEST_CASE("an unknown model names --model and lists the known ones", "[zoo][bad-
   CHECK(e->file() == "--model");
   CHECK(e->field() == "");
   CHECK(e->reason() == "unknown model 'alexnet' (known: mlp, vgg16, resnet50, bert, gpt, ncf, "
-                     "resnet101, densenet121, inception_v3)");
+                     "resnet101, densenet121, inception_v3, llama)");
 }
 
 TEST_CASE("an unknown knob names --set and the knob, and lists the model's knobs",
@@ -328,4 +328,54 @@ TEST_CASE("malformed --set text names --set and the problem", "[zoo][bad-input]"
     CHECK(e->field() == "");
     CHECK(e->reason() == reason);
   }
+}
+
+TEST_CASE("Llama 2 and 3 sizes have exactly the released checkpoints' parameter counts", "[zoo][published][llama]") {
+  // Hugging Face's meta-llama/* checkpoints (sum of every tensor's elements).
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"2-7b", 6738415616},  {"2-13b", 13015864320},  {"2-70b", 68976648192},
+      {"3-8b", 8030261248},  {"3-70b", 70553706496},  {"3-405b", 405853388800},
+  };
+  for (const auto& [size, params] : sizes) {
+    INFO(size);
+    CHECK(build_zoo_model("llama", {{"size", size}, {"seq", "128"}}).parameter_count() == params);
+  }
+}
+
+TEST_CASE("Llama's blocks: RMSNorm without beta, grouped K/V, SwiGLU, no dropout, untied head", "[zoo][llama]") {
+  const Graph g = build_zoo_model("llama", {{"size", "3-8b"}, {"layers", "2"}, {"seq", "256"}, {"batch", "2"}});
+  int norms = 0, silu = 0, dropout = 0, attention = 0;
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::layer_norm) {
+      ++norms;
+      CHECK(op.inputs.size() == 2);  // gamma only
+    }
+    if (op.kind == OpKind::unary) {
+      silu += op.attrs.unary == UnaryFn::silu;
+      dropout += op.attrs.unary == UnaryFn::dropout;
+    }
+    if (op.kind == OpKind::attention) {
+      ++attention;
+      CHECK(g.tensors[op.inputs[0]].shape == Shape{2, 32, 256, 128});  // 32 query heads
+      CHECK(g.tensors[op.inputs[1]].shape == Shape{2, 8, 256, 128});   // 8 K/V heads
+    }
+  }
+  CHECK(norms == 2 * 2 + 1);
+  CHECK(silu == 2);
+  CHECK(dropout == 0);
+  CHECK(attention == 2);  // flash is Llama's default
+  int embedding_sized = 0;
+  for (const Tensor& t : g.tensors) {
+    if (t.role == TensorRole::parameter && t.elements() == 128256LL * 4096) ++embedding_sized;
+  }
+  CHECK(embedding_sized == 2);  // token table and LM head, not tied
+  // The eager core repeats each K/V head for its 4 query heads, FLOPs per query head as fused.
+  const Graph eager = build_zoo_model("llama", {{"size", "3-8b"}, {"layers", "2"}, {"seq", "256"}, {"batch", "2"}, {"flash", "0"}});
+  for (const Op& op : eager.ops) {
+    if (op.kind == OpKind::matmul && op.name.find("attn.scores") != std::string::npos) {
+      CHECK(eager.tensors[op.inputs[1]].shape == Shape{2, 32, 256, 128});
+    }
+  }
+  CHECK_THROWS_AS(build_zoo_model("llama", {{"heads", "32"}, {"kv_heads", "5"}}), autoddl::InputError);
+  CHECK_THROWS_AS(build_zoo_model("llama", {{"size", "4-1t"}}), autoddl::InputError);
 }

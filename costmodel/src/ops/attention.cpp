@@ -1,7 +1,9 @@
 // Attention: fused scaled-dot-product attention, softmax(Q·Kᵀ/√d)·V over q, k, v of shape
 // (batch, heads, seq, head_dim), as FlashAttention-2 runs it (Dao 2023): one kernel forward,
 // one backward, the s×s scores never written to HBM. `causal` masks the future (GPT): the
-// kernel skips masked tiles, so forward and backward do half the matmul FLOPs.
+// kernel skips masked tiles, so forward and backward do half the matmul FLOPs. k and v may have
+// fewer heads than q, each shared by heads/kv_heads query heads (grouped-query attention,
+// Ainslie et al. 2023; Llama 2 70B and Llama 3): FLOPs are per query head, as the kernel runs.
 // FLOPs: forward 4·b·a·s²·d (Q·Kᵀ and P·V); backward 2.5× forward (recomputing Q·Kᵀ, then dV,
 // dP, dQ, dK: five matmuls against two). Bytes: q, k, v, o and the per-row log-sum-exp (fp32).
 // Backward keeps q, k, v and o (FlashAttention's saved tensors): no s² activation. o is counted
@@ -16,8 +18,9 @@ std::vector<Shape> attention_shapes(const Graph& g, const Op& op) {
   const Shape& k = input(g, op, 1).shape;
   const Shape& v = input(g, op, 2).shape;
   if (k != v) fail_input(g, op, 2, "has shape " + shape_str(v) + " but k is " + shape_str(k));
-  if (k[0] != q[0] || k[1] != q[1] || k[3] != q[3]) {
-    fail_input(g, op, 1, "has shape " + shape_str(k) + ": batch, heads and head_dim must match q's " + shape_str(q));
+  if (k[0] != q[0] || k[3] != q[3] || k[1] < 1 || q[1] % k[1] != 0) {
+    fail_input(g, op, 1, "has shape " + shape_str(k) + ": batch and head_dim must match q's " + shape_str(q) +
+                             " and its heads divide q's");
   }
   return {q};
 }

@@ -1,14 +1,17 @@
 // LayerNorm (Ba et al. 2016): normalizes x over its trailing axes starting at `axis` (default
 // last), then scales by gamma and shifts by beta, both shaped like those trailing axes.
 // FLOPs per element: 8 forward (mean, centre, square-sum, normalize, scale, shift), 12 backward
-// (dx plus the dgamma/dbeta reductions). Estimates, documented rather than measured.
+// (dx plus the dgamma/dbeta reductions). Without beta it is RMSNorm (Zhang & Sennrich 2019;
+// Llama): no mean, no centring, no shift: 4 forward (square-sum, normalize, scale), 7 backward.
+// Estimates, documented rather than measured.
 #include "kinds.hpp"
 
 namespace autoddl::costmodel::ops {
 
 namespace {
-constexpr double kFwdFlopsPerElement = 8;
-constexpr double kBwdFlopsPerElement = 12;
+constexpr double kFwdFlopsPerElement = 8, kRmsFwdFlopsPerElement = 4;
+constexpr double kBwdFlopsPerElement = 12, kRmsBwdFlopsPerElement = 7;
+bool rms(const Op& op) { return op.inputs.size() == 2; }
 }  // namespace
 
 std::vector<Shape> layer_norm_shapes(const Graph& g, const Op& op) {
@@ -17,7 +20,7 @@ std::vector<Shape> layer_norm_shapes(const Graph& g, const Op& op) {
   if (!is_float(x.dtype)) fail_input(g, op, 0, "must be a floating-point tensor");
   int axis = normalize_axis(g, op, op.attrs.axis, x.shape.size(), "axis");
   Shape normalized(x.shape.begin() + axis, x.shape.end());
-  for (int i = 1; i <= 2; ++i) {
+  for (int i = 1; i < static_cast<int>(op.inputs.size()); ++i) {
     if (input(g, op, i).shape != normalized) {
       fail_input(g, op, i,
                  "has shape " + shape_str(input(g, op, i).shape) + " but " +
@@ -31,12 +34,15 @@ std::vector<Shape> layer_norm_shapes(const Graph& g, const Op& op) {
 OpWork layer_norm_work(const Graph& g, const Op& op) {
   const Tensor& x = input(g, op, 0);
   const Tensor& y = output(g, op, 0);
-  double params = bytes_of(input(g, op, 1)) + bytes_of(input(g, op, 2));
+  double params = 0;
+  for (size_t i = 1; i < op.inputs.size(); ++i) params += bytes_of(input(g, op, static_cast<int>(i)));
   OpWork w;
-  w.fwd_flops = kFwdFlopsPerElement * elements_of(y);
+  w.fwd_flops = (rms(op) ? kRmsFwdFlopsPerElement : kFwdFlopsPerElement) * elements_of(y);
   w.fwd_bytes = bytes_of(x) + params + bytes_of(y);
-  if (needs_grad(g, op, 0) || needs_grad(g, op, 1) || needs_grad(g, op, 2)) {
-    w.bwd_flops = kBwdFlopsPerElement * elements_of(y);
+  bool grad = false;
+  for (size_t i = 0; i < op.inputs.size(); ++i) grad = grad || needs_grad(g, op, static_cast<int>(i));
+  if (grad) {
+    w.bwd_flops = (rms(op) ? kRmsBwdFlopsPerElement : kBwdFlopsPerElement) * elements_of(y);
     // reads dy, x, gamma; writes dx, dgamma, dbeta
     w.bwd_bytes = bytes_of(y) + 2 * bytes_of(x) + 1.5 * params;
   }

@@ -24,7 +24,8 @@ constexpr FnName<UnaryFn> kUnaryNames[] = {{UnaryFn::relu, "relu"},
                                            {UnaryFn::gelu, "gelu"},
                                            {UnaryFn::dropout, "dropout"},
                                            {UnaryFn::tanh, "tanh"},
-                                           {UnaryFn::sigmoid, "sigmoid"}};
+                                           {UnaryFn::sigmoid, "sigmoid"},
+                                           {UnaryFn::silu, "silu"}};
 constexpr FnName<BinaryFn> kBinaryNames[] = {{BinaryFn::add, "add"}, {BinaryFn::mul, "mul"}};
 constexpr FnName<PoolFn> kPoolNames[] = {
     {PoolFn::max, "max"}, {PoolFn::avg, "avg"}, {PoolFn::global_avg, "global_avg"}};
@@ -60,7 +61,7 @@ const std::vector<OpKindInfo>& op_kinds() {
       {OpKind::unary, "unary", 1, 1, unary_shapes, unary_work, sbp_rules::unary, unary_saved},
       {OpKind::binary, "binary", 2, 2, binary_shapes, binary_work, sbp_rules::binary, binary_saved},
       {OpKind::softmax, "softmax", 1, 1, softmax_shapes, softmax_work, sbp_rules::softmax, softmax_saved},
-      {OpKind::layer_norm, "layer_norm", 3, 3, layer_norm_shapes, layer_norm_work, sbp_rules::layer_norm, layer_norm_saved},
+      {OpKind::layer_norm, "layer_norm", 2, 3, layer_norm_shapes, layer_norm_work, sbp_rules::layer_norm, layer_norm_saved},
       {OpKind::batch_norm, "batch_norm", 3, 3, batch_norm_shapes, batch_norm_work, sbp_rules::batch_norm, batch_norm_saved},
       {OpKind::embedding, "embedding", 2, 2, embedding_shapes, embedding_work, sbp_rules::embedding, embedding_saved},
       {OpKind::reshape, "reshape", 1, 1, reshape_shapes, reshape_work, sbp_rules::reshape, reshape_saved},

@@ -1,7 +1,7 @@
-// Elementwise unary ops: relu, gelu, dropout, tanh, sigmoid; y has x's shape. FLOPs per
+// Elementwise unary ops: relu, gelu, dropout, tanh, sigmoid, silu; y has x's shape. FLOPs per
 // element are conventional estimates (not measured): relu 1 fwd / 1 bwd; gelu (tanh form,
 // Hendrycks & Gimpel 2016) 8 / 12; dropout 2 (mask, scale) / 1; tanh 4 / 2 (1 − y²);
-// sigmoid 4 / 3 (y·(1 − y)). Dropout also writes (fwd) and reads (bwd) a 1-byte mask.
+// sigmoid 4 / 3 (y·(1 − y)); silu x·σ(x) (Llama's SwiGLU gate) 5 / 7 (σ, then σ + x·σ·(1 − σ)). Dropout also writes (fwd) and reads (bwd) a 1-byte mask.
 #include "kinds.hpp"
 
 namespace autoddl::costmodel::ops {
@@ -13,7 +13,7 @@ struct UnaryCost {
 };
 constexpr UnaryCost kCosts[] = {
     {UnaryFn::relu, 1, 1}, {UnaryFn::gelu, 8, 12},   {UnaryFn::dropout, 2, 1},
-    {UnaryFn::tanh, 4, 2}, {UnaryFn::sigmoid, 4, 3},
+    {UnaryFn::tanh, 4, 2}, {UnaryFn::sigmoid, 4, 3}, {UnaryFn::silu, 5, 7},
 };
 
 const UnaryCost& cost_of(UnaryFn fn) {
@@ -48,12 +48,13 @@ OpWork unary_work(const Graph& g, const Op& op) {
   return w;
 }
 
-// relu, tanh and sigmoid differentiate through their output, gelu through its input, dropout
+// relu, tanh and sigmoid differentiate through their output, gelu and silu through their input, dropout
 // through its 1-byte mask (Korthikanti et al. 2022 count the mask, not the output).
 SavedForBackward unary_saved(const Graph&, const Op& op) {
   SavedForBackward s;
   switch (op.attrs.unary) {
-    case UnaryFn::gelu: s.inputs = 1u; break;
+    case UnaryFn::gelu:
+    case UnaryFn::silu: s.inputs = 1u; break;
     case UnaryFn::dropout: s.mask_bytes_per_element = 1; break;
     case UnaryFn::relu:
     case UnaryFn::tanh:

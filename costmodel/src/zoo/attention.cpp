@@ -42,4 +42,39 @@ int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, 
   return b.linear("attn.proj", flat, hidden);
 }
 
+int grouped_query_attention(GraphBuilder& b, int x, int64_t heads, int64_t kv_heads, int64_t padded_heads,
+                            int64_t padded_kv_heads, bool flash) {
+  Shape s = b.shape(x);  // (batch, seq, hidden)
+  const int64_t hidden = s[2];
+  const int64_t head_dim = hidden / heads;
+  const int64_t width = padded_heads * head_dim, kv_width = padded_kv_heads * head_dim;
+  int q = split_heads(b, "attn.q", b.linear("attn.q", x, width, /*bias=*/false), padded_heads, head_dim);
+  int k = split_heads(b, "attn.k", b.linear("attn.k", x, kv_width, /*bias=*/false), padded_kv_heads, head_dim);
+  int v = split_heads(b, "attn.v", b.linear("attn.v", x, kv_width, /*bias=*/false), padded_kv_heads, head_dim);
+  int ctx;
+  if (flash) {
+    ctx = b.attention("attn.core", q, k, v, /*causal=*/true);
+  } else {
+    // The eager path materializes each K/V head once per query head of its group (repeat_kv).
+    // Concat ops hold at most kMaxOpInputs operands: repeat by doubling, then one at a time.
+    auto repeat = [&](int t, const std::string& name) {
+      const int64_t group = padded_heads / padded_kv_heads;
+      int out = t, step = 0;
+      int64_t have = 1;
+      for (; have * 2 <= group; have *= 2) out = b.concat(name + std::to_string(step++), {out, out}, 1);
+      for (; have < group; ++have) out = b.concat(name + std::to_string(step++), {out, t}, 1);
+      return out;
+    };
+    if (padded_kv_heads != padded_heads) {
+      k = repeat(k, "attn.k.repeat");
+      v = repeat(v, "attn.v.repeat");
+    }
+    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);
+    ctx = b.matmul("attn.context", b.softmax("attn.softmax", scores), v);
+  }
+  int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});
+  int flat = b.reshape("attn.merge", merged, {s[0], s[1], width});
+  return b.linear("attn.proj", flat, hidden, /*bias=*/false);
+}
+
 }  // namespace autoddl::costmodel::zoo

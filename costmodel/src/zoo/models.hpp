@@ -16,6 +16,7 @@ ZooModel ncf_model();
 ZooModel resnet101_model();
 ZooModel densenet121_model();
 ZooModel inception_v3_model();
+ZooModel llama_model();
 
 // Multi-head self-attention on x(batch, seq, hidden), built from its primitive ops: Q, K, V
 // projections, split into heads (batch, heads, seq, hidden/heads), Q·Kᵀ, softmax (scale and
@@ -25,6 +26,14 @@ ZooModel inception_v3_model();
 // `flash`: the core (scores, softmax, dropout, ·V) is one fused attention op (FlashAttention);
 // `causal` masks the future (GPT), which the fused kernel exploits.
 int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, bool flash, bool causal);
+
+// Llama's attention: Q/K/V/O projections without bias, K and V with kv_heads heads shared by
+// groups of query heads (grouped-query attention), causal; `flash` as above (the eager core
+// repeats each K/V head for its group, as Hugging Face's repeat_kv does). Rotary position
+// embeddings are left out: an elementwise rotation of q and k, fused into the attention or
+// projection kernels in Megatron-LM/TE, under 0.1% of the FLOPs.
+int grouped_query_attention(GraphBuilder& b, int x, int64_t heads, int64_t kv_heads, int64_t padded_heads,
+                            int64_t padded_kv_heads, bool flash);
 
 // Fails with InputError("--set", "heads", "must divide hidden (768 % 10 != 0)") when needed.
 void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);

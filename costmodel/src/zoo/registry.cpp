@@ -10,7 +10,7 @@ const std::vector<ZooModel>& zoo_models() {
   static const std::vector<ZooModel> table = {
       mlp_model(),       vgg16_model(),       resnet50_model(),     bert_model(),
       gpt_model(),       ncf_model(),         resnet101_model(),    densenet121_model(),
-      inception_v3_model(),
+      inception_v3_model(), llama_model(),
   };
   return table;
 }

@@ -50,7 +50,7 @@ enum class OpKind : uint8_t {
   attention,      // fused softmax(q·kᵀ/√d)·v over (batch, heads, seq, head_dim): FlashAttention
 };
 
-enum class UnaryFn : uint8_t { relu, gelu, dropout, tanh, sigmoid };
+enum class UnaryFn : uint8_t { relu, gelu, dropout, tanh, sigmoid, silu };
 enum class BinaryFn : uint8_t { add, mul };
 enum class PoolFn : uint8_t { max, avg, global_avg };
 

@@ -62,6 +62,8 @@ class GraphBuilder {
            bool bias);
   // LayerNorm over the last axis, BatchNorm over channels, each with gamma and beta.
   int ln(const std::string& name, int x);
+  // RMSNorm over the last axis: a layer_norm op with gamma and no beta (Llama).
+  int rms_norm(const std::string& name, int x);
   int bn(const std::string& name, int x);
 
   // Finalizes (Graph::finalize, which throws InputError) and hands the graph over.
