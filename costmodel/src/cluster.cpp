@@ -156,7 +156,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
   r.object(j, p,
            {"name", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "memory_bytes",
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
-            "conv_efficiency"});
+            "conv_efficiency"},
+           {"peak_flops_fp8"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -167,6 +168,10 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
                           {"hbm_bytes_per_s", &g.hbm_bytes_per_s}}) {
     *dst = r.number(j, p, key);
     r.positive(*dst, join(p, key));
+  }
+  if (j.contains("peak_flops_fp8")) {
+    g.peak_flops_fp8 = r.number(j, p, "peak_flops_fp8");
+    r.positive(g.peak_flops_fp8, "gpu.peak_flops_fp8");
   }
   g.hbm_efficiency = r.number(j, p, "hbm_efficiency");
   r.fraction(g.hbm_efficiency, "gpu.hbm_efficiency");
@@ -253,6 +258,7 @@ double GpuSpec::peak_flops(DType t) const {
   switch (t) {
     case DType::fp16: return peak_flops_fp16;
     case DType::bf16: return peak_flops_bf16;
+    case DType::fp8: return peak_flops_fp8;
     default: return peak_flops_fp32;
   }
 }
@@ -311,6 +317,7 @@ json cluster_to_json(const ClusterSpec& c) {
         {"topology", c.inter.topology},
         {"oversubscription", cited(c, "inter.oversubscription", c.inter.oversubscription)}}},
   };
+  if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
   if (!c.calibration_file.empty()) j["calibration_file"] = c.calibration_file;
   return j;
 }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "autoddl/costmodel/error.hpp"
+
 namespace autoddl::costmodel {
 
 double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops, double bytes,
@@ -19,6 +21,26 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
   double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
   double t_bytes = hbm > 0 ? bytes / hbm : 0;
   return std::max(t_flops, t_bytes) + kernels * gpu.launch_overhead_s;
+}
+
+OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share) {
+  const bool fp8 = g.fp8_gemms && op.kind == OpKind::matmul;
+  const DType dt = fp8 ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
+  if (dt == DType::fp8 && gpu.peak_flops_fp8 <= 0) {
+    throw InputError("--set", "dtype", "fp8 GEMMs need FP8 tensor cores, and " + gpu.name + " has none (no gpu.peak_flops_fp8)");
+  }
+  OpTimes t;
+  t.fwd_s = kernel_time_s(gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1);
+  t.bwd_s = kernel_time_s(gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2);
+  if (fp8) {
+    const double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
+    const Tensor& a = g.tensors[op.inputs[0]];
+    const Tensor& y = g.tensors[op.outputs[0]];
+    const double cast_a = 1.5 * static_cast<double>(a.bytes()) * share, cast_dy = 1.5 * static_cast<double>(y.bytes()) * share;
+    if (t.fwd_s > 0) t.fwd_s += cast_a / hbm + gpu.launch_overhead_s;
+    if (t.bwd_s > 0) t.bwd_s += cast_dy / hbm + gpu.launch_overhead_s;
+  }
+  return t;
 }
 
 double optimizer_bytes_per_param(DType dtype) { return dtype_bytes(dtype) == 2 ? 12.0 : 8.0; }

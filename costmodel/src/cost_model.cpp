@@ -333,10 +333,9 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       if (sig.in[k].ndims != nd) scheme_error("op " + op.name, "signature is not over the " + std::to_string(nd) + " SBP mesh dims");
     }
     const int stage = stage_of(i);
-    const DType dt = graph.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
     const double share = micro_batch_work_share(graph, op, m) / sig.compute_split;
-    double fwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1);
-    double bwd = kernel_time_s(cluster.gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2);
+    const OpTimes kt = op_kernel_times(cluster.gpu, graph, op, share);
+    double fwd = kt.fwd_s, bwd = kt.bwd_s;
     double recompute = 0;
     const bool recompute_op = recomputed(graph, op, scheme.recompute);
     if (recompute_op) {

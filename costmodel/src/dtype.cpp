@@ -10,6 +10,7 @@ std::string_view dtype_name(DType t) {
     case DType::bf16: return "bf16";
     case DType::int32: return "int32";
     case DType::int64: return "int64";
+    case DType::fp8: return "fp8";
   }
   return "?";
 }
@@ -23,7 +24,7 @@ bool parse_dtype(std::string_view text, DType& out) {
       {"fp32", DType::fp32},   {"float32", DType::fp32}, {"float", DType::fp32},
       {"fp16", DType::fp16},   {"float16", DType::fp16}, {"half", DType::fp16},
       {"bf16", DType::bf16},   {"bfloat16", DType::bf16}, {"int32", DType::int32},
-      {"int64", DType::int64},
+      {"int64", DType::int64},  {"fp8", DType::fp8},       {"float8", DType::fp8},
   };
   for (const Row& r : rows) {
     if (r.name == text) {

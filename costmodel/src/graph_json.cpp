@@ -89,7 +89,7 @@ Graph graph_from_json(const json& j, const std::string& source) {
     std::string dtype = r.string(t["dtype"], path + ".dtype");
     if (!parse_dtype(dtype, x.dtype)) {
       r.fail(path + ".dtype",
-             "unknown dtype '" + dtype + "' (known: fp32, fp16, bf16, int32, int64)");
+             "unknown dtype '" + dtype + "' (known: fp32, fp16, bf16, fp8, int32, int64)");
     }
     std::string role = r.string(t["role"], path + ".role");
     bool role_ok = false;

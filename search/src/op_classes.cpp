@@ -135,14 +135,13 @@ void CostTables::build_classes() {
     }
     for (int o = 0; o < n_out; ++o) c.out_info[o] = info(op.outputs[o]);
     // Compute time per signature, exactly as evaluate() prices it.
-    const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
     auto add_choice = [&](int s, bool zero) {
       const OpSignature& sig = c.sigs[s];
       c.sig_of.push_back(s);
       c.zero.push_back(zero ? 1 : 0);
       const double share = micro_batch_work_share(g, op, m) / sig.compute_split;
-      double fwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1);
-      double bwd = kernel_time_s(cluster_->gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2);
+      const OpTimes kt = op_kernel_times(cluster_->gpu, g, op, share);
+      double fwd = kt.fwd_s, bwd = kt.bwd_s;
       if (recompute) bwd += fwd;
       c.compute_s.push_back(m * (fwd + bwd));
       for (int k = 0; k < kMaxOpInputs; ++k) {

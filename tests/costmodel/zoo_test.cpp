@@ -286,13 +286,13 @@ TEST_CASE("bad knob values name the knob and say why", "[zoo][bad-input]") {
       {"bert", {{"size", "huge"}}, "size", "must be base or large (got 'huge')"},
       {"vgg16", {{"image", "16"}}, "image", "must be at least 32 (got 16)"},
       {"ncf",
-       {{"dtype", "fp8"}},
+       {{"dtype", "fp4"}},
        "dtype",
-       "unknown dtype 'fp8' (known: fp32, fp16, bf16, int32, int64)"},
+       "unknown dtype 'fp4' (known: fp32, fp16, bf16, fp8, int32, int64)"},
       {"resnet50",
        {{"dtype", "int32"}},
        "dtype",
-       "must be a floating-point type (fp32, fp16 or bf16), not int32"},
+       "must be a floating-point type (fp32, fp16, bf16 or fp8), not int32"},
   };
   for (const Case& c : cases) {
     INFO(c.model << " " << c.knobs.begin()->first << "=" << c.knobs.begin()->second);

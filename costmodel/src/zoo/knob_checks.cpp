@@ -15,9 +15,10 @@ void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads) {
 
 DType model_dtype(const Knobs& k) {
   DType t = k.get_dtype("dtype");
+  if (t == DType::fp8) return DType::bf16;  // FP8 GEMMs over bf16 tensors (build_zoo_model)
   if (t != DType::fp32 && t != DType::fp16 && t != DType::bf16) {
     k.fail("dtype",
-           "must be a floating-point type (fp32, fp16 or bf16), not " + std::string(dtype_name(t)));
+           "must be a floating-point type (fp32, fp16, bf16 or fp8), not " + std::string(dtype_name(t)));
   }
   return t;
 }
@@ -48,7 +49,7 @@ std::vector<KnobSpec> with_transformer_knobs(std::vector<KnobSpec> own) {
                  "1 = fused FlashAttention core (no s x s tensors in memory, causal tiles skipped for GPT); 0 = "
                  "the unfused core of Megatron-LM's 2021-2022 papers"});
   own.push_back({"batch", "8", "global batch size (sequences)"});
-  own.push_back({"dtype", "fp16", "parameter and activation dtype"});
+  own.push_back({"dtype", "fp16", "parameter and activation dtype; fp8: FP8 GEMMs over bf16 tensors (Transformer Engine)"});
   return own;
 }
 

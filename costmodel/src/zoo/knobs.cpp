@@ -56,7 +56,7 @@ DType Knobs::get_dtype(const std::string& name) const {
   const std::string& text = values_.at(name);
   DType t;
   if (!parse_dtype(text, t)) {
-    fail(name, "unknown dtype '" + text + "' (known: fp32, fp16, bf16, int32, int64)");
+    fail(name, "unknown dtype '" + text + "' (known: fp32, fp16, bf16, fp8, int32, int64)");
   }
   return t;
 }
@@ -106,7 +106,12 @@ Graph build_zoo_model(std::string_view name, const std::map<std::string, std::st
                      "unknown model '" + std::string(name) + "' (known: " + known + ")");
   }
   Knobs knobs(std::string(model->name), model->knobs, overrides);
-  return model->build(knobs);
+  Graph g = model->build(knobs);
+  // dtype=fp8: Transformer Engine's recipe, FP8 GEMMs over bf16 tensors (model_dtype).
+  auto dtype = overrides.find("dtype");
+  DType t;
+  g.fp8_gemms = dtype != overrides.end() && parse_dtype(dtype->second, t) && t == DType::fp8;
+  return g;
 }
 
 }  // namespace autoddl::costmodel

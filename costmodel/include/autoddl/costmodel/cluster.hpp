@@ -33,6 +33,7 @@ struct GpuSpec {
   double peak_flops_fp32 = 0;  // dense, FLOP/s
   double peak_flops_fp16 = 0;  // dense tensor-core FLOP/s
   double peak_flops_bf16 = 0;
+  double peak_flops_fp8 = 0;   // dense FP8 tensor-core FLOP/s; 0 = no FP8 (optional in JSON)
   double memory_bytes = 0;
   double hbm_bytes_per_s = 0;
   double hbm_efficiency = 1;        // fraction of hbm_bytes_per_s memory-bound kernels reach

@@ -10,6 +10,19 @@ namespace autoddl::costmodel {
 double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops, double bytes,
                      int kernels = 1);
 
+// The forward and backward kernel times of `op` doing `share` of its work (a micro-batch's piece
+// on one device, after its SBP split), priced at its compute dtype: the output's (the input's
+// for ops without one), or FP8 for matmuls of a graph with fp8_gemms. An FP8 GEMM runs at the
+// GPU's FP8 peak times the same size-efficiency table, plus the cast of its activation operand
+// (forward) and of the output gradient (backward) to FP8 with the amax that sets its scale: one
+// more kernel each, reading 2 and writing 1 byte per element (Transformer Engine fuses some of
+// these into LayerNorm and GeLU kernels; charging all is the conservative side). Throws
+// InputError("--set", "dtype", ...) when the GPU has no FP8 tensor cores.
+struct OpTimes {
+  double fwd_s = 0, bwd_s = 0;
+};
+OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share);
+
 // Adam step over `local_params` parameters (memory-bound: reads and writes the weights,
 // gradients, master weights and both moments).
 double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype);

@@ -92,6 +92,9 @@ struct Graph {
   std::vector<Tensor> tensors;
   std::vector<Op> ops;  // in topological order after finalize()
   std::vector<std::vector<int>> consumers;  // per tensor: the ops reading it (finalize())
+  // Matmuls run as FP8 GEMMs (Transformer Engine's recipe on Hopper: inputs cast to FP8 with
+  // per-tensor scales, tensors and everything else stay in their dtype). The zoo's dtype=fp8.
+  bool fp8_gemms = false;
 
   // Checks every op (inputs exist, shapes agree with the kind's shape rule, outputs written
   // once, ops in topological order) and fills Op::work and consumers. Throws InputError
