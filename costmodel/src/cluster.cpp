@@ -157,7 +157,7 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
            {"name", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "memory_bytes",
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
             "conv_efficiency"},
-           {"peak_flops_fp8"});
+           {"peak_flops_fp8", "matmul_efficiency_fp8"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -178,6 +178,7 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
   g.launch_overhead_s = r.number(j, p, "launch_overhead_s");
   r.non_negative(g.launch_overhead_s, "gpu.launch_overhead_s");
   g.matmul_efficiency = r.table(j, p, "matmul_efficiency");
+  if (j.contains("matmul_efficiency_fp8")) g.matmul_efficiency_fp8 = r.table(j, p, "matmul_efficiency_fp8");
   g.conv_efficiency = r.table(j, p, "conv_efficiency");
   return g;
 }
@@ -318,6 +319,9 @@ json cluster_to_json(const ClusterSpec& c) {
         {"oversubscription", cited(c, "inter.oversubscription", c.inter.oversubscription)}}},
   };
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
+  if (!g.matmul_efficiency_fp8.empty()) {
+    j["gpu"]["matmul_efficiency_fp8"] = table_json(c, "gpu.matmul_efficiency_fp8", g.matmul_efficiency_fp8);
+  }
   if (!c.calibration_file.empty()) j["calibration_file"] = c.calibration_file;
   return j;
 }

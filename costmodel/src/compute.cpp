@@ -11,7 +11,10 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
                      int kernels) {
   if (flops <= 0 && bytes <= 0) return 0;  // a view, or a pass with nothing to compute: no kernel
   double eff = 1;
-  if (kind == OpKind::matmul && !gpu.matmul_efficiency.empty()) {
+  const bool fp8_table = dtype == DType::fp8 && !gpu.matmul_efficiency_fp8.empty();
+  if (kind == OpKind::matmul && fp8_table) {
+    eff = interpolate_efficiency(gpu.matmul_efficiency_fp8, flops);
+  } else if (kind == OpKind::matmul && !gpu.matmul_efficiency.empty()) {
     eff = interpolate_efficiency(gpu.matmul_efficiency, flops);
   } else if (kind == OpKind::conv2d && !gpu.conv_efficiency.empty()) {
     eff = interpolate_efficiency(gpu.conv_efficiency, flops);

@@ -39,6 +39,7 @@ struct GpuSpec {
   double hbm_efficiency = 1;        // fraction of hbm_bytes_per_s memory-bound kernels reach
   double launch_overhead_s = 0;     // per kernel launch
   std::vector<EfficiencyPoint> matmul_efficiency;
+  std::vector<EfficiencyPoint> matmul_efficiency_fp8;  // FP8 GEMMs (optional; empty = matmul_efficiency)
   std::vector<EfficiencyPoint> conv_efficiency;
 
   double peak_flops(DType t) const;  // fp32 for int types too
