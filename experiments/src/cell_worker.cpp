@@ -66,6 +66,7 @@ std::string last_line(const std::string& path) {
 
 void trim(const std::string& step, json& j) {
   if (step == "cost") j.erase("per_op");
+  if (step == "sync_search" && j.contains("best")) j["best"].erase("strategy");  // the strategy file is large
   if (step == "search") {
     if (j.contains("best")) j["best"].erase("scheme_json");
     if (j.contains("results")) {

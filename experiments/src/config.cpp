@@ -196,9 +196,29 @@ void check_scheme(const Ctx& cx, const std::string& text, const std::string& f) 
 }
 
 TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const std::vector<std::string>& evals) {
-  cx.only_keys(j, f, {"search", "schemes", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers", "fidelity"});
+  cx.only_keys(j, f, {"search", "schemes", "sync_search", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers",
+                      "fidelity"});
   TaskEntry t;
-  if (j.contains("search") == j.contains("schemes")) cx.fail(f, "needs exactly one of search (methods) or schemes");
+  const int kinds = j.contains("search") + j.contains("schemes") + j.contains("sync_search");
+  if (kinds != 1) cx.fail(f, "needs exactly one of search (methods), schemes or sync_search");
+  if (j.contains("sync_search")) {
+    // AutoSync's low-shot search of a data-parallel sync strategy, on the simulator.
+    const json& s = j["sync_search"];
+    cx.only_keys(s, f + ".sync_search", {"trials"});
+    if (s.contains("trials")) {
+      if (!s["trials"].is_number_integer() || s["trials"].get<int64_t>() < 1 || s["trials"].get<int64_t>() > 100000) {
+        cx.fail(f + ".sync_search.trials", "must be an integer from 1 to 100000");
+      }
+      t.trials = s["trials"].get<int>();
+    }
+    for (const char* k : {"search", "schemes", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers", "fidelity"}) {
+      if (j.contains(k)) cx.fail(f + "." + k, "does not apply to sync_search (it runs on the simulator)");
+    }
+    t.kind = TaskKind::sync_search;
+    t.items = {""};
+    t.evaluators = {"sim"};
+    return t;
+  }
   t.kind = j.contains("search") ? TaskKind::search : TaskKind::scheme;
   const std::string lf = f + (t.kind == TaskKind::search ? ".search" : ".schemes");
   const json l = cx.list(j[t.kind == TaskKind::search ? "search" : "schemes"], lf);

@@ -75,18 +75,21 @@ std::vector<Cell> expand_cells(const SweepConfig& c) {
                   in["task"] = "search";
                   in["method"] = ok ? text : item;
                   in["options"] = {{"time_limit_s", t.time_limit_s}, {"restarts", t.restarts}, {"tie_layers", t.tie_layers}};
+                } else if (t.kind == TaskKind::sync_search) {
+                  in["task"] = "sync_search";
+                  in["options"] = {{"trials", t.trials}};
                 } else {
                   in["task"] = "scheme";
                   in["scheme"] = ok ? text : item;
                   in["options"] = json::object();
                 }
-                if (ev == "sim") in["options"]["fidelity"] = t.fidelity;
-                const std::vector<uint64_t> seeds =
-                    t.kind == TaskKind::search ? c.seeds : std::vector<uint64_t>{0};
+                if (ev == "sim" && t.kind != TaskKind::sync_search) in["options"]["fidelity"] = t.fidelity;
+                const bool seeded = t.kind != TaskKind::scheme;
+                const std::vector<uint64_t> seeds = seeded ? c.seeds : std::vector<uint64_t>{0};
                 for (uint64_t seed : seeds) {
                   for (int rep = 0; rep < c.repetitions; ++rep) {
                     json cin = in;
-                    if (t.kind == TaskKind::search) cin["seed"] = seed;
+                    if (seeded) cin["seed"] = seed;
                     cin["rep"] = rep;
                     Cell cell{cell_key(cin), cin, ok ? "" : err};
                     if (seen.insert(cell.key).second) cells.push_back(std::move(cell));  // a repeated item
@@ -111,6 +114,9 @@ std::string describe(const json& in) {
   if (in.contains("mesh")) s += " mesh " + in["mesh"].get<std::string>();
   if (in.value("task", "") == "search") {
     s += " | search " + in.value("method", "?") + " seed " + std::to_string(in.value("seed", 0ull));
+  } else if (in.value("task", "") == "sync_search") {
+    s += " | sync search " + std::to_string(in.at("options").value("trials", 0)) + " trials seed " +
+         std::to_string(in.value("seed", 0ull));
   } else {
     s += " | " + in.value("scheme", "?");
   }
@@ -136,6 +142,13 @@ std::vector<Step> cell_steps(const json& in, const std::string& work_dir) {
     a.insert(a.end(), more);
     return a;
   };
+  if (in.at("task") == "sync_search") {  // the simulator is its evaluator; no mesh applies
+    std::vector<std::string> a = {"sync", "search"};
+    a.insert(a.end(), common.begin(), common.end());
+    a.insert(a.end(), {"--trials", std::to_string(opt.at("trials").get<int>()), "--seed",
+                       std::to_string(in.at("seed").get<uint64_t>()), "--json", work_dir + "/sync_search.json"});
+    return {Step{"sync_search", a}};
+  }
   std::string scheme;
   if (in.at("task") == "search") {
     Step s{"search", with(common, {"--method", in.at("method").get<std::string>(), "--time-limit",

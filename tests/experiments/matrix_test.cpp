@@ -141,3 +141,32 @@ TEST_CASE("a cell's steps are the autoddl commands that compute it", "[experimen
   REQUIRE(cost.size() == 1);
   CHECK(cost[0].args[0] == "cost");
 }
+
+TEST_CASE("a sync_search task is one seeded cell per model and cluster running autoddl sync search",
+          "[experiments][matrix]") {
+  json j = base();
+  j["tasks"] = json::parse(R"([{"sync_search": {"trials": 50}}])");
+  const auto cells = expand_cells(sweep_config_from_json(j, "t.json"));
+  CHECK(cells.size() == 6u * 5 * 2 * 2);  // knob combinations x cluster sizes x seeds x repetitions
+  const Cell& c = cells.at(0);
+  CHECK(c.inputs.at("task") == "sync_search");
+  CHECK(c.inputs.at("evaluator") == "sim");
+  const auto steps = cell_steps(c.inputs, "/w");
+  REQUIRE(steps.size() == 1);
+  const std::vector<std::string>& a = steps[0].args;
+  CHECK(steps[0].name == "sync_search");
+  CHECK(a[0] == "sync");
+  CHECK(a[1] == "search");
+  CHECK(std::find(a.begin(), a.end(), "--trials") + 1 == std::find(a.begin(), a.end(), "50"));
+  CHECK(std::find(a.begin(), a.end(), "/w/sync_search.json") != a.end());
+  // More trials is another computation: another key.
+  j["tasks"][0]["sync_search"]["trials"] = 60;
+  CHECK(expand_cells(sweep_config_from_json(j, "t.json")).at(0).key != c.key);
+  // Fields of the SBP tasks do not apply; trials must be a positive integer.
+  for (const char* bad : {R"({"sync_search": {}, "mesh": "2x8"})", R"({"sync_search": {"trials": 0}})",
+                          R"({"sync_search": {"trials": 1.5}})", R"({"sync_search": {}, "search": ["cd"]})"}) {
+    INFO(bad);
+    j["tasks"][0] = json::parse(bad);
+    CHECK_THROWS_AS(sweep_config_from_json(j, "t.json"), autoddl::InputError);
+  }
+}

@@ -35,17 +35,18 @@ struct ClusterEntry {
   std::vector<ClusterSize> sizes;
 };
 
-enum class TaskKind { search, scheme };
+enum class TaskKind { search, scheme, sync_search };
 
 struct TaskEntry {
   TaskKind kind = TaskKind::search;
-  std::vector<std::string> items;  // --method values (search) or --scheme values (scheme)
+  std::vector<std::string> items;  // --method values (search), --scheme values (scheme); one "" (sync_search)
   std::vector<std::string> evaluators;  // "analytical", "sim"
   std::string mesh;                // optional --mesh for every cell of the task
   double time_limit_s = 60;        // search only
   int restarts = 2;                // search only
   bool tie_layers = false;         // search only
   std::string fidelity = "flow";   // sim evaluator only
+  int trials = 200;                // sync_search only: `autoddl sync search --trials`
 };
 
 struct SweepConfig {
