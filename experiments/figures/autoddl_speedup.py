@@ -16,7 +16,7 @@ import numpy as np
 
 from sweeplib import load_rows, save
 
-SEARCHED = ("cd", "cd-nbh", "cd-mesh", "ilp", "chain-dp")
+SEARCHED = ("cd", "cd-nbh", "cd-mesh", "cd-expert", "ilp", "chain-dp")
 LABELS = {"megatron": "Megatron-LM (best grid point)", "dp": "data parallel", "owt": "one weird trick",
           "zero1": "ZeRO-1", "zero3": "ZeRO-3"}
 

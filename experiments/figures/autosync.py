@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""AutoSync figures from a sweep of sync_search cells (AutoSync's low-shot search on the simulator):
+
+  autosync_speedup: per model on each cluster, the best strategy found against every hand-made
+    builder (the builder's iteration time / the best found's; 1.0 = the builder is as fast), log y;
+  autosync_trials: the best iteration time found so far against the number of strategies run on
+    the simulator, relative to the best builder (below 1 = faster than every builder).
+
+  experiments/figures/autosync.py SWEEP_DIR --out docs/figures
+
+Reads sweep results only. The builders' times are the search's final repeated runs (common seeds);
+the trial curve uses each run's single simulated time, so it can sit a little off the final
+comparison."""
+import argparse
+import sys
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sweeplib import load_rows, save
+
+
+def label(inputs):
+    knobs = inputs.get("knobs", {})
+    extra = ",".join(f"{k}={v}" for k, v in sorted(knobs.items()))
+    return inputs["model"] + (f" ({extra})" if extra else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sweep")
+    ap.add_argument("--out", default="docs/figures")
+    a = ap.parse_args()
+    cells = {}  # cluster -> [(model label, report)]
+    for r in load_rows(a.sweep):
+        i = r["inputs"]
+        if i.get("task") != "sync_search":
+            continue
+        cells.setdefault(i["cluster"], []).append((label(i), r["results"]["sync_search"]))
+    if not cells:
+        sys.exit(f"{a.sweep}: no sync_search cells with results")
+    clusters = sorted(cells)
+    builders = sorted({b["builder"] for rows in cells.values() for _, rep in rows for b in rep["builders"]})
+
+    fig, axes = plt.subplots(len(clusters), 1, figsize=(9, 3.0 * len(clusters)), squeeze=False)
+    cmap = plt.get_cmap("tab10")
+    print(f"{'model':22} {'cluster':11} {'best found':>11} {'vs best builder':>16}  best builder")
+    for ax, cl in zip(axes[:, 0], clusters):
+        rows = sorted(cells[cl], key=lambda x: x[0])
+        x = np.arange(len(rows))
+        w = 0.85 / len(builders)
+        for k, b in enumerate(builders):
+            ys = []
+            for _, rep in rows:
+                t = {e["builder"]: e["mean_s"] for e in rep["builders"]}.get(b)
+                ys.append(t / rep["best"]["mean_s"] if t else np.nan)
+            ax.bar(x + (k - (len(builders) - 1) / 2) * w, ys, w, label=b, color=cmap(k % 10))
+        for j, (name, rep) in enumerate(rows):
+            sp = rep["speedup_over_best_builder"]
+            ax.text(x[j], 1.0, f"{sp:.2f}x", ha="center", va="top", fontsize=7, rotation=90, color="white",
+                    fontweight="bold")
+            print(f"{name:22} {cl:11} {rep['best']['mean_s'] * 1e3:9.2f}ms {sp:15.2f}x  {rep['best_builder']['builder']}")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(x, [n for n, _ in rows], fontsize=7)
+        ax.set_ylabel("builder time / best found")
+        ax.set_title(f"AutoSync low-shot search vs hand-made builders on {cl} (printed: vs the best builder)",
+                     fontsize=9)
+    axes[0, 0].legend(fontsize=6, ncol=5, loc="upper left", bbox_to_anchor=(0, 1.45))
+    fig.tight_layout()
+    save(fig, a.out, "autosync_speedup")
+
+    fig, axes = plt.subplots(1, len(clusters), figsize=(4.5 * len(clusters), 3.2), squeeze=False)
+    for ax, cl in zip(axes[0], clusters):
+        for k, (name, rep) in enumerate(sorted(cells[cl], key=lambda x: x[0])):
+            runs = [r for r in rep["runs"] if r.get("source") != "builder"]
+            if not runs:
+                continue
+            best = np.minimum.accumulate([r["runtime_s"] for r in runs]) / rep["best_builder"]["mean_s"]
+            ax.plot(np.arange(1, len(best) + 1), best, label=name, color=cmap(k % 10), linewidth=1)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xlabel("strategies run on the simulator")
+        ax.set_ylabel("best so far / best builder")
+        ax.set_title(cl, fontsize=9)
+    axes[0, -1].legend(fontsize=6)
+    fig.tight_layout()
+    save(fig, a.out, "autosync_trials")
+
+
+if __name__ == "__main__":
+    main()
