@@ -196,8 +196,10 @@ RunFn setup_sync(CLI::App& sub) {
       ->capture_default_str();
   dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
   auto learn = setup_sync_learn(sub);
-  return [opt, build, dataset, learn] {
+  auto search = setup_sync_search(sub);
+  return [opt, build, dataset, learn, search] {
     if (std::optional<int> rc = learn()) return *rc;
+    if (std::optional<int> rc = search()) return *rc;
     if (dataset->parsed()) return run_dataset(*opt);
     return build->parsed() ? run_build(*opt) : run_evaluate(*opt);
   };

@@ -12,6 +12,8 @@ namespace autoddl::cli {
 // Adds the subcommands to `sync`; the returned function runs the one that was parsed, or
 // returns nullopt when another `sync` subcommand was.
 std::function<std::optional<int>()> setup_sync_learn(CLI::App& sync);
+// `sync search` (cmd_sync_search.cpp), the same contract.
+std::function<std::optional<int>()> setup_sync_search(CLI::App& sync);
 
 }  // namespace autoddl::cli
 
