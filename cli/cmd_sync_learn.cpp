@@ -1,6 +1,7 @@
-// `autoddl sync train|eval` (and, below, search and transfer): argument parsing and printing
-// around sync/training.hpp. train: a held-out split of the strategies inside every (model,
-// cluster) list, the ranker fitted on the rest, metrics on both; eval: a saved model's metrics.
+// `autoddl sync train|eval|transfer`: argument parsing and printing around sync/training.hpp
+// and transfer.hpp. train: a held-out split of the strategies inside every (model, cluster)
+// list, the ranker fitted on the rest, metrics on both; eval: a saved model's metrics;
+// transfer: trained on some pairs, tested on others, with and without target trials.
 #include "cmd_sync_learn.hpp"
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/sync/training.hpp"
+#include "autoddl/sync/transfer.hpp"
 #include "cli_util.hpp"
 
 namespace autoddl::cli {
@@ -16,7 +18,8 @@ namespace {
 
 struct LearnOptions {
   std::vector<std::string> data;
-  std::string ranker = "linear", out, model_file, json_file;
+  std::string ranker = "linear", out, model_file, json_file, train_pairs, test_pairs;
+  int finetune = 0;
   double holdout = 0.2;
   double min_gap = sync::kDefaultMinGap;
   uint64_t seed = 1;
@@ -97,6 +100,39 @@ int run_eval(const LearnOptions& o) {
   return 0;
 }
 
+int run_transfer(const LearnOptions& o) {
+  sync::make_ranker(o.ranker, o.seed, "--ranker");
+  std::vector<sync::LabeledRecord> records = sync::read_records(o.data);
+  sync::TransferResult t = sync::transfer(records, o.train_pairs, o.test_pairs, o.finetune, o.ranker, o.seed);
+  if (!o.json_file.empty()) {
+    nlohmann::json j = {{"ranker", o.ranker}, {"data", o.data}, {"train", o.train_pairs}, {"test", o.test_pairs},
+                        {"finetune", o.finetune}, {"seed", o.seed}, {"train_pairs", t.train_pairs},
+                        {"test_pairs", t.test_pairs}, {"train_records", t.train_records},
+                        {"finetune_records", t.finetune_records}, {"test_records", t.test_records},
+                        {"transferred", pair_metrics_json(t.transferred)}};
+    if (o.finetune >= 2) {
+      j["target_only"] = pair_metrics_json(t.target_only);
+      j["finetuned"] = pair_metrics_json(t.finetuned);
+    }
+    write_json_atomic(o.json_file, j);
+  }
+  std::printf("autoddl sync transfer: %s ranker; train %zu pairs (%zu records) [%s] -> test %zu pairs [%s], "
+              "%zu records scored, %d target trials per pair\n",
+              o.ranker.c_str(), t.train_pairs.size(), t.train_records, o.train_pairs.c_str(), t.test_pairs.size(),
+              o.test_pairs.c_str(), t.test_records, o.finetune);
+  char gap[32];
+  std::snprintf(gap, sizeof gap, ">=%.0f%% apart", 100 * t.transferred.min_gap);
+  std::printf("  %-30s %8s %9s %7s %9s %19s\n", "ranker", "pairs", "accuracy", "tau", "regret", gap);
+  print_row("transferred (no target data)", t.transferred.all, t.transferred.gap_all);
+  if (o.finetune >= 2) {
+    print_row("target trials only", t.target_only.all, t.target_only.gap_all);
+    print_row("transferred + fine-tuned", t.finetuned.all, t.finetuned.gap_all);
+  } else if (o.finetune == 1) {
+    std::printf("  (--finetune 1: one trial orders nothing; give 2 or more)\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
@@ -113,11 +149,22 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
   eval->add_option("--data", o->data, "Dataset directories")->required();
   eval->add_option("--model-file", o->model_file, "A model written by autoddl sync train")->required();
   eval->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
-  for (CLI::App* c : {train, eval})
+  CLI::App* transfer = sub.add_subcommand(
+      "transfer", "Train on some (model, cluster) pairs, test on others, with and without a few target trials");
+  transfer->add_option("--data", o->data, "Dataset directories")->required();
+  transfer->add_option("--train", o->train_pairs, "Training pairs: model@cluster,... ('*' for any side)")->required();
+  transfer->add_option("--test", o->test_pairs, "Test pairs, same form; none may also be a training pair")->required();
+  transfer->add_option("--finetune", o->finetune, "Target trials per test pair used for fine-tuning")
+      ->capture_default_str();
+  transfer->add_option("--ranker", o->ranker, "linear or xgboost")->capture_default_str();
+  transfer->add_option("--seed", o->seed, "Seed of the target-trial draw (and of XGBoost)")->capture_default_str();
+  transfer->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
+  for (CLI::App* c : {train, eval, transfer})
     c->add_option("--min-gap", o->min_gap, "Also report accuracy over pairs at least this fraction apart")
         ->capture_default_str();
-  return [o, train, eval]() -> std::optional<int> {
+  return [o, train, eval, transfer]() -> std::optional<int> {
     if (train->parsed()) return run_train(*o);
+    if (transfer->parsed()) return run_transfer(*o);
     if (eval->parsed()) return run_eval(*o);
     return std::nullopt;
   };

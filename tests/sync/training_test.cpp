@@ -1,6 +1,7 @@
 // Training on dataset records: a constructed dataset written as records.jsonl (runtime grows
 // with one feature, the rest is noise) is read back, split within pairs deterministically, and
-// both rankers order the held-out strategies perfectly; pair patterns; malformed records.
+// both rankers order the held-out strategies perfectly; pair patterns; malformed records;
+// transfer from some pairs to another.
 #include "autoddl/sync/training.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/sync/features.hpp"
+#include "autoddl/sync/transfer.hpp"
 
 using namespace autoddl::sync;
 namespace fs = std::filesystem;
@@ -131,4 +133,31 @@ TEST_CASE("the gap metric leaves out pairs closer than the noise", "[sync][train
   CHECK(m.gap_all.pairs == 2);
   CHECK(m.gap_all.pairwise_accuracy == 1.0);
   CHECK(m.all.top1_regret == Approx(0.01));
+}
+
+TEST_CASE("transfer: trained on some pairs, tested on another; fine-tuning on target trials",
+          "[sync][training][transfer]") {
+  fs::path dir = constructed_dataset("autoddl_training_transfer");
+  std::vector<LabeledRecord> records = read_records({dir.string()});
+  // the order is the same function of the features in every pair, so it transfers exactly
+  TransferResult t = transfer(records, "*@x", "*@y", 10, "linear", 1);
+  CHECK(t.train_pairs == std::vector<std::string>{"a@x", "b@x"});
+  CHECK(t.test_pairs == std::vector<std::string>{"a@y"});
+  CHECK(t.train_records == 80);
+  CHECK(t.finetune_records == 10);
+  CHECK(t.test_records == 30);
+  CHECK(t.transferred.all.pairwise_accuracy == 1.0);
+  CHECK(t.transferred.all.pairs == 30 * 29 / 2);
+  // 10 target trials alone fit the noise features a little; the sum with the source model is
+  // at least as good as they are
+  CHECK(t.finetuned.all.pairwise_accuracy >= 0.99);
+  CHECK(t.finetuned.all.pairwise_accuracy >= t.target_only.all.pairwise_accuracy);
+  CHECK(t.target_only.all.pairs == t.transferred.all.pairs);  // scored on the same records
+  // the same seed draws the same target trials
+  CHECK(transfer(records, "*@x", "*@y", 10, "linear", 1).target_only.all.pairwise_accuracy ==
+        t.target_only.all.pairwise_accuracy);
+  CHECK_THROWS_WITH(transfer(records, "a@*", "*@y", 0, "linear", 1), Catch::Contains("a@y is also in --train"));
+  CHECK_THROWS_WITH(transfer(records, "c@*", "*@y", 0, "linear", 1), Catch::Contains("--train: matches no pair"));
+  CHECK_THROWS_WITH(transfer(records, "*@x", "*@y", 39, "linear", 1), Catch::Contains("--finetune"));
+  fs::remove_all(dir);
 }
