@@ -44,6 +44,8 @@ TEST_CASE("low-shot search: never slower than the best builder, deterministic fo
   for (const LowShotFinal& f : a.finals) CHECK(a.best_s <= f.mean_s);
   CHECK(a.finals.size() == builders().size() + 3);
   validate_strategy(a.best, vars, c, "best");
+  // every run, sampled or a neighbour of a fast one, is a valid strategy
+  for (const LowShotRun& r : a.runs) CHECK_NOTHROW(validate_strategy(r.strategy, vars, c, r.source));
 
   o.jobs = 2;
   LowShotResult b = low_shot_search(g, vars, c, o);

@@ -1,6 +1,6 @@
 // AutoSync's low-shot search (issue 15 item 6; reference/autosync.md §3 "Search loop"), with
-// the SimGrid evaluator (simulated.hpp) as the "real run": every round samples `explore`
-// candidates from the knowledge-guided sampler, ranks them (round 1: a pretrained model, else
+// the SimGrid evaluator (simulated.hpp) as the "real run": every round draws `explore`
+// candidates (from the knowledge-guided sampler, and neighbours of the fastest runs), ranks them (round 1: a pretrained model, else
 // the analytical evaluator's iteration time, AutoSync's predefined simulator; later rounds: the
 // ranker retrained on every run so far), runs the top `per_round` not run yet, and repeats
 // until `trials` sampled strategies have run. Every builder runs too and joins the training data
@@ -30,6 +30,11 @@ struct LowShotOptions {
   int confirm_top = 3;   // best sampled strategies re-run at the end
   int repeats = 3;       // runs per strategy in the final comparison (their mean)
   int jobs = 1;          // simulations in parallel (results do not depend on it)
+  // Half of each round's candidates are neighbours of the 5 fastest runs so far (one move on a
+  // random share of shards: compressor, PS <-> all-reduce, server, group). AutoSync samples
+  // independently per variable, which cannot reach e.g. "every gradient in fp16" (2^-n); the
+  // neighbours can. false: AutoSync's sampler only.
+  bool mutate = true;
   SamplerOptions sampler;
 };
 
