@@ -55,7 +55,7 @@ int run_search(const SearchOptions& opt) {
   nlohmann::json report = {
       {"model", g.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"trials", o.trials}, {"seed", o.seed},
       {"ranker", o.ranker}, {"pretrained", o.pretrained}, {"per_round", o.per_round}, {"explore", o.explore},
-      {"repeats", o.repeats}, {"rounds", r.rounds}, {"simulated_runs", r.runs.size()},
+      {"repeats", o.repeats}, {"neighbours", o.mutate}, {"rounds", r.rounds}, {"simulated_runs", r.runs.size()},
       {"best", {{"name", best.name}, {"mean_s", r.best_s}, {"builder", best.builder},
                 {"strategy", sync::strategy_to_json(best_strategy)}}},
       {"best_builder", {{"builder", r.best_builder}, {"mean_s", r.best_builder_s}}},
@@ -107,6 +107,8 @@ std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
       ->capture_default_str();
   search->add_option("--explore", o.explore, "Candidates sampled and ranked per round")->capture_default_str();
   search->add_option("--repeats", o.repeats, "Runs per finalist in the final comparison")->capture_default_str();
+  search->add_flag("--sampler-only", [&o](int64_t) { o.mutate = false; },
+                   "Candidates from AutoSync's sampler only (no neighbours of the fastest runs)");
   search->add_option("--jobs", o.jobs, "Parallel simulations (results do not depend on it)")->capture_default_str();
 #endif
   return [opt, search]() -> std::optional<int> {
