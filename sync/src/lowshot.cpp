@@ -3,7 +3,6 @@
 #include "autoddl/sync/lowshot.hpp"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <atomic>
 #include <cmath>
@@ -19,6 +18,7 @@
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/features.hpp"
+#include "autoddl/sync/neighbours.hpp"
 #include "autoddl/sync/ranker.hpp"
 #include "autoddl/sync/simulated.hpp"
 #include "autoddl/sync/strategy_json.hpp"
@@ -74,54 +74,6 @@ std::vector<double> zscores(std::vector<double> v) {
   return v;
 }
 
-// A neighbour of `s` (the exploit half of a round's pool): one move applied to each shard with
-// probability q in {0.1, 0.5, 1}: set the all-reduce compressor (to none or fp16), flip PS <->
-// all-reduce (dense variables only; a new PS shard gets a uniform server, a new all-reduce shard
-// an existing or new group), move a PS shard to a uniform server, or move an all-reduce shard to
-// another group. Partitioning is kept. Returns false when the result is not a valid strategy.
-bool mutate(const Strategy& s, const std::map<std::string, const Variable*>& by_name, const costmodel::ClusterSpec& c,
-            const std::vector<Variable>& vars, std::mt19937_64& rng, Strategy& out) {
-  out = s;
-  out.builder.clear();
-  out.id = "sampled";
-  const int move = std::uniform_int_distribution<int>(0, 3)(rng);
-  const double q = std::array<double, 3>{0.1, 0.5, 1.0}[std::uniform_int_distribution<size_t>(0, 2)(rng)];
-  const Compressor target = std::bernoulli_distribution(0.5)(rng) ? Compressor::fp16 : Compressor::none;
-  int max_group = 0;
-  for (const VarConfig& vc : out.vars)
-    for (const Synchronizer& p : vc.parts) max_group = std::max(max_group, p.arch == Arch::all_reduce ? p.group : 0);
-  std::bernoulli_distribution hit(q);
-  std::uniform_int_distribution<int> node(0, c.nodes - 1), group(0, max_group + 1);
-  bool changed = false;
-  for (VarConfig& vc : out.vars) {
-    const bool sparse = by_name.at(vc.var)->sparse;
-    for (Synchronizer& p : vc.parts) {
-      if (!hit(rng)) continue;
-      Synchronizer before = p;
-      if (move == 0 && p.arch == Arch::all_reduce) {
-        p.compressor = target;
-      } else if (move == 1 && !sparse) {
-        p = Synchronizer{};
-        p.arch = before.arch == Arch::ps ? Arch::all_reduce : Arch::ps;
-        if (p.arch == Arch::ps) p.server = node(rng);
-        else p.group = group(rng);
-      } else if (move == 2 && p.arch == Arch::ps) {
-        p.server = node(rng);
-      } else if (move == 3 && p.arch == Arch::all_reduce) {
-        p.group = group(rng);
-      }
-      changed = changed || !(p == before);
-    }
-  }
-  if (!changed) return false;
-  try {
-    validate_strategy(out, vars, c, "mutant");
-  } catch (const InputError&) {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Variable>& vars,
@@ -150,8 +102,6 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     return cd;
   };
 
-  std::map<std::string, const Variable*> by_name;
-  for (const Variable& v : vars) by_name[v.name] = &v;
   LowShotResult res;
   std::vector<RankSample> data;  // every run so far, one list
   std::set<std::string> seen;    // strategies already run (their JSON)
@@ -212,7 +162,7 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
       std::uniform_int_distribution<size_t> parent(0, fastest.size() - 1);
       for (int k = 0; k < o.explore * 4 && static_cast<int>(pool.size()) < o.explore; ++k) {
         Strategy m;
-        if (mutate(res.runs[fastest[parent(rng)]].strategy, by_name, c, vars, rng, m)) offer(std::move(m));
+        if (neighbour_strategy(res.runs[fastest[parent(rng)]].strategy, vars, c, rng, m)) offer(std::move(m));
       }
     }
     if (pool.empty()) {
