@@ -1,4 +1,5 @@
-// `autoddl sync build|evaluate`: data-parallel synchronization strategies (sync/). `build`
+// `autoddl sync build|evaluate|dataset`: data-parallel synchronization strategies (sync/); train,
+// eval, search and transfer are in cmd_sync_learn.cpp. `build`
 // writes a builder's strategy as strategy JSON (docs/sync-strategy-json.md); `evaluate` prices
 // a strategy file, one builder, or every builder (`--builder all`) with the analytical
 // evaluator (per PS server and all-reduce group, overlapped with backward).
@@ -18,6 +19,7 @@
 #include "autoddl/sync/simulated.hpp"
 #endif
 #include "cli_util.hpp"
+#include "cmd_sync_learn.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {
@@ -193,7 +195,11 @@ RunFn setup_sync(CLI::App& sub) {
   dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs)")
       ->capture_default_str();
   dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
-  return [opt, build, dataset] {
+  auto learn = setup_sync_learn(sub);
+  auto search = setup_sync_search(sub);
+  return [opt, build, dataset, learn, search] {
+    if (std::optional<int> rc = learn()) return *rc;
+    if (std::optional<int> rc = search()) return *rc;
     if (dataset->parsed()) return run_dataset(*opt);
     return build->parsed() ? run_build(*opt) : run_evaluate(*opt);
   };

@@ -39,7 +39,7 @@ const std::vector<Command>& commands() {
        setup_simulate},
 #endif
 #ifdef AUTODDL_HAVE_SYNC
-      {"sync", "Data-parallel sync strategies (AutoSync): build the hand-made ones, evaluate any", setup_sync},
+      {"sync", "Data-parallel sync strategies (AutoSync): build the hand-made ones, evaluate any, learn to rank them", setup_sync},
 #endif
       {"fit", "Fit a calibration (α-β per collective and group, GEMM efficiency, HBM) from "
               "nccl-tests logs and microbenchmark results",

@@ -1,3 +1,5 @@
+// Ranking metrics (ranker.hpp): pairwise accuracy and Kendall tau over a list's pairs, top-1
+// regret per list.
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -6,7 +8,8 @@
 
 namespace autoddl::sync {
 
-RankMetrics rank_metrics(const std::vector<RankSample>& samples, const std::vector<double>& scores) {
+RankMetrics rank_metrics(const std::vector<RankSample>& samples, const std::vector<double>& scores,
+                         double min_gap) {
   std::map<int, std::vector<size_t>> lists;
   for (size_t i = 0; i < samples.size(); ++i) lists[samples[i].list].push_back(i);
   RankMetrics m;
@@ -17,6 +20,8 @@ RankMetrics rank_metrics(const std::vector<RankSample>& samples, const std::vect
       for (size_t b = a + 1; b < members.size(); ++b) {
         size_t i = members[a], j = members[b];
         if (samples[i].runtime_s == samples[j].runtime_s) continue;
+        const double lo = std::min(samples[i].runtime_s, samples[j].runtime_s);
+        if (std::max(samples[i].runtime_s, samples[j].runtime_s) < lo * (1 + min_gap)) continue;
         bool i_faster = samples[i].runtime_s < samples[j].runtime_s;
         // a tie in score orders nothing: it counts as discordant
         bool agree = i_faster ? scores[i] > scores[j] : scores[j] > scores[i];

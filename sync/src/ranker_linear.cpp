@@ -1,6 +1,10 @@
-// LinearRanker (ranker.hpp): RankNet's pairwise logistic loss on a linear score.
+// LinearRanker (ranker.hpp): RankNet's pairwise logistic loss on a linear score of the features
+// and of their logarithms. The logs make the score scale-free: a list's strategies are compared
+// by ratios (2x the all-reduce time) whatever the model's size, so one weight vector fits lists
+// whose times differ by 100x; the raw features keep the additive terms (compute + exposed sync).
 #include <Eigen/Dense>
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 #include "autoddl/costmodel/error.hpp"
@@ -17,13 +21,23 @@ class LinearRanker final : public Ranker {
 
   void fit(const std::vector<RankSample>& train) override {
     if (train.empty()) throw InputError("ranker", "train", "no samples");
-    const Eigen::Index d = static_cast<Eigen::Index>(train[0].x.size());
-    Eigen::MatrixXd X(static_cast<Eigen::Index>(train.size()), d);
+    const size_t raw = train[0].x.size();
     for (size_t i = 0; i < train.size(); ++i) {
-      if (static_cast<Eigen::Index>(train[i].x.size()) != d)
+      if (train[i].x.size() != raw)
         throw InputError("ranker", "train[" + std::to_string(i) + "]", "feature count differs");
-      for (Eigen::Index k = 0; k < d; ++k) X(static_cast<Eigen::Index>(i), k) = train[i].x[static_cast<size_t>(k)];
     }
+    // log offset per feature: a millionth of its largest magnitude, so zeros stay finite
+    eps_ = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(raw));
+    if (opt_.log_features) {
+      for (const RankSample& t : train) {
+        for (size_t k = 0; k < raw; ++k)
+          eps_(static_cast<Eigen::Index>(k)) = std::max(eps_(static_cast<Eigen::Index>(k)), std::abs(t.x[k]));
+      }
+      eps_ = (eps_ * 1e-6).array() + 1e-300;
+    }
+    const Eigen::Index d = static_cast<Eigen::Index>(opt_.log_features ? 2 * raw : raw);
+    Eigen::MatrixXd X(static_cast<Eigen::Index>(train.size()), d);
+    for (size_t i = 0; i < train.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = transform(train[i].x);
     mean_ = X.colwise().mean();
     std_ = ((X.rowwise() - mean_.transpose()).array().square().colwise().mean()).sqrt();
     for (Eigen::Index k = 0; k < d; ++k) {
@@ -62,7 +76,10 @@ class LinearRanker final : public Ranker {
   std::vector<double> score(const std::vector<RankSample>& samples) const override {
     std::vector<double> out;
     for (const RankSample& s : samples) {
-      Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(s.x.data(), static_cast<Eigen::Index>(s.x.size()));
+      if (static_cast<Eigen::Index>(s.x.size()) != eps_.size())
+        throw InputError("ranker", "features", "the model has " + std::to_string(eps_.size()) + " features, the sample " +
+                                                   std::to_string(s.x.size()));
+      Eigen::VectorXd x = transform(s.x);
       out.push_back(((x - mean_).array() / std_.array()).matrix().dot(w_));
     }
     return out;
@@ -70,7 +87,8 @@ class LinearRanker final : public Ranker {
 
   void save(const std::string& path) const override {
     auto vec = [](const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
-    write_json_atomic(path, {{"format", "autoddl-sync-linear-ranker"}, {"version", 1},
+    write_json_atomic(path, {{"format", "autoddl-sync-linear-ranker"}, {"version", 2},
+                             {"log_features", opt_.log_features}, {"eps", vec(eps_)},
                              {"mean", vec(mean_)}, {"std", vec(std_)}, {"w", vec(w_)}});
   }
 
@@ -88,15 +106,31 @@ class LinearRanker final : public Ranker {
     w_ = vec("w");
     if (std_.size() != mean_.size() || w_.size() != mean_.size())
       throw InputError(path, "w", "mean, std and w must have the same length");
+    // version 1 files: raw features only
+    opt_.log_features = j.contains("log_features") && j["log_features"].is_boolean() && j["log_features"].get<bool>();
+    eps_ = j.contains("eps") ? vec("eps") : Eigen::VectorXd::Zero(opt_.log_features ? mean_.size() / 2 : mean_.size());
+    if (eps_.size() * (opt_.log_features ? 2 : 1) != mean_.size())
+      throw InputError(path, "eps", "length does not match mean's");
   }
 
  private:
+  // [x, log(max(x, 0) + eps)] with log features on, else x.
+  Eigen::RowVectorXd transform(const std::vector<double>& x) const {
+    const Eigen::Index raw = static_cast<Eigen::Index>(x.size());
+    Eigen::RowVectorXd t(opt_.log_features ? 2 * raw : raw);
+    for (Eigen::Index k = 0; k < raw; ++k) {
+      t(k) = x[static_cast<size_t>(k)];
+      if (opt_.log_features) t(raw + k) = std::log(std::max(0.0, x[static_cast<size_t>(k)]) + eps_(k));
+    }
+    return t;
+  }
+
   Eigen::MatrixXd standardize(const Eigen::MatrixXd& X) const {
     return (X.rowwise() - mean_.transpose()).array().rowwise() / std_.transpose().array();
   }
 
   LinearRankerOptions opt_;
-  Eigen::VectorXd mean_, std_, w_;
+  Eigen::VectorXd eps_, mean_, std_, w_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Learned rankers of strategies (AutoSync §4b): trained on (features, runtime) samples grouped
 // in lists (one list = one (model, cluster) pair: only strategies of the same list are
 // compared). A higher score means a faster strategy.
-// * LinearRanker: score = w·standardize(x); pairwise logistic loss (RankNet) over the ordered
+// * LinearRanker: score = w·standardize([x, log x]); pairwise logistic loss (RankNet) over the ordered
 //   pairs of each list, full-batch gradient descent (Eigen); deterministic.
 // * XgbRanker: XGBoost's `rank:pairwise` through its C API (Debian's libxgboost), built only
 //   when the library is found (AUTODDL_SYNC_HAVE_XGBOOST); one thread, fixed seed.
@@ -33,6 +33,9 @@ struct LinearRankerOptions {
   int epochs = 500;
   double learning_rate = 0.1;
   double l2 = 1e-4;
+  // Also the log of every feature (clamped at 0, plus a millionth of its training maximum):
+  // ratios within a list then weigh the same for small and large models.
+  bool log_features = true;
 };
 
 std::unique_ptr<Ranker> make_linear_ranker(LinearRankerOptions options = {});
@@ -51,13 +54,16 @@ struct XgbRankerOptions {
 std::unique_ptr<Ranker> make_xgb_ranker(XgbRankerOptions options = {});
 #endif
 
-// Metrics over the pairs of each list with different runtimes.
+// Metrics over the pairs of each list with different runtimes; with min_gap > 0 only over the
+// pairs whose slower runtime exceeds the faster by at least that fraction (pairs closer than
+// the run-to-run noise have no true order to learn). Top-1 regret always uses the whole list.
 struct RankMetrics {
   double pairwise_accuracy = 0;  // pairs the scores order as the runtimes do
   double kendall_tau = 0;        // (concordant − discordant) / pairs, averaged over pairs
   double top1_regret = 0;        // mean over lists of runtime(top-scored) / min runtime − 1
   int64_t pairs = 0;
 };
-RankMetrics rank_metrics(const std::vector<RankSample>& samples, const std::vector<double>& scores);
+RankMetrics rank_metrics(const std::vector<RankSample>& samples, const std::vector<double>& scores,
+                         double min_gap = 0);
 
 }  // namespace autoddl::sync

@@ -1,0 +1,120 @@
+// `autoddl sync search`: parses, calls sync::low_shot_search (lowshot.hpp), prints the best
+// found against every builder (means of the same repeated simulator runs) and writes the best
+// strategy and a JSON report; progress lines go to stderr.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "autoddl/sync/strategy_json.hpp"
+#ifdef AUTODDL_SYNC_HAVE_SIM
+#include "autoddl/sync/lowshot.hpp"
+#endif
+#include "cli_util.hpp"
+#include "cmd_sync_learn.hpp"
+
+namespace autoddl::cli {
+namespace {
+
+struct SearchOptions {
+  std::string model, knobs, cluster, out, json_file;
+  std::optional<int> nodes;
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  sync::LowShotOptions lowshot;
+#endif
+};
+
+int run_search(const SearchOptions& opt) {
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  costmodel::Graph g = load_model(opt.model, opt.knobs);
+  costmodel::ClusterSpec c = costmodel::resolve_cluster(opt.cluster, opt.nodes);
+  std::vector<sync::Variable> vars = sync::extract_variables(g);
+  const sync::LowShotOptions& o = opt.lowshot;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  sync::LowShotResult r = sync::low_shot_search(g, vars, c, o, [&](const std::string& line) {
+    std::fprintf(stderr, "autoddl sync search: [%5.1f s] %s\n", elapsed(), line.c_str());
+  });
+  const double wall_s = elapsed();
+  const sync::LowShotFinal& best = r.finals.front();
+  const sync::LowShotRun& best_run = r.runs[static_cast<size_t>(best.run)];
+
+  nlohmann::json builders = nlohmann::json::array(), runs = nlohmann::json::array(), finals = nlohmann::json::array();
+  for (const sync::LowShotFinal& f : r.finals) {
+    finals.push_back({{"name", f.name}, {"mean_s", f.mean_s}, {"builder", f.builder}});
+    if (f.builder)
+      builders.push_back({{"builder", f.name}, {"mean_s", f.mean_s}, {"speedup_of_best", f.mean_s / r.best_s}});
+  }
+  for (const sync::LowShotRun& run : r.runs)
+    runs.push_back({{"source", run.source}, {"round", run.round}, {"analytical_s", run.analytical_s},
+                    {"runtime_s", run.runtime_s}, {"score", run.score}});
+  sync::Strategy best_strategy = r.best;
+  best_strategy.id = best.name;
+  nlohmann::json report = {
+      {"model", g.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"trials", o.trials}, {"seed", o.seed},
+      {"ranker", o.ranker}, {"pretrained", o.pretrained}, {"per_round", o.per_round}, {"explore", o.explore},
+      {"repeats", o.repeats}, {"neighbours", o.mutate}, {"rounds", r.rounds}, {"simulated_runs", r.runs.size()},
+      {"best", {{"name", best.name}, {"mean_s", r.best_s}, {"builder", best.builder},
+                {"strategy", sync::strategy_to_json(best_strategy)}}},
+      {"best_builder", {{"builder", r.best_builder}, {"mean_s", r.best_builder_s}}},
+      {"speedup_over_best_builder", r.best_builder_s / r.best_s},
+      {"ranker_accuracy_on_picks", r.last_round_accuracy},
+      {"builders", builders}, {"finals", finals}, {"runs", runs}, {"wall_s", wall_s}};
+  if (!opt.out.empty()) write_json_atomic(opt.out, sync::strategy_to_json(best_strategy));
+  if (!opt.json_file.empty()) write_json_atomic(opt.json_file, report);
+
+  std::printf("autoddl sync search: %s on %s (%d GPUs): %d trials + %d builders on the simulator, %s ranker, "
+              "seed %llu, %d rounds, %.1f s\n",
+              g.name.c_str(), c.name.c_str(), c.total_gpus(), static_cast<int>(r.runs.size()) - r.builders,
+              r.builders, o.ranker.c_str(), static_cast<unsigned long long>(o.seed), r.rounds, wall_s);
+  std::printf("  %-24s %14s %12s   (mean of %d simulated runs, same seeds)\n", "strategy", "iteration", "best is",
+              o.repeats);
+  std::printf("  %-24s %14s %12s\n", ("best: " + best.name).c_str(), human_seconds(r.best_s).c_str(), "");
+  for (const sync::LowShotFinal& f : r.finals) {
+    if (!f.builder) continue;
+    std::printf("  %-24s %14s %11.2fx\n", f.name.c_str(), human_seconds(f.mean_s).c_str(), f.mean_s / r.best_s);
+  }
+  std::printf("best found vs best builder (%s): %.2fx; best found's single run %s (analytical %s)\n",
+              r.best_builder.c_str(), r.best_builder_s / r.best_s, human_seconds(best_run.runtime_s).c_str(),
+              human_seconds(best_run.analytical_s).c_str());
+  if (!opt.out.empty()) std::printf("strategy written to %s\n", opt.out.c_str());
+  return 0;
+#else
+  (void)opt;
+  throw InputError("sync search", "", "this autoddl was built without the simulator (sim/ needs SimGrid)");
+#endif
+}
+
+}  // namespace
+
+std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
+  auto opt = std::make_shared<SearchOptions>();
+  CLI::App* search = sub.add_subcommand(
+      "search", "AutoSync's low-shot search: sample, rank, run the top few on the simulator, retrain; vs every builder");
+  add_model_options(*search, opt->model, opt->knobs);
+  add_cluster_options(*search, opt->cluster, opt->nodes);
+  search->add_option("--out", opt->out, "Write the best strategy JSON to FILE");
+  search->add_option("--json", opt->json_file, "Write the report (best, builders, every run) as JSON to FILE");
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  sync::LowShotOptions& o = opt->lowshot;
+  search->add_option("--trials", o.trials, "Sampled strategies run on the simulator")->capture_default_str();
+  search->add_option("--seed", o.seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
+  search->add_option("--ranker", o.ranker, "linear or xgboost")->capture_default_str();
+  search->add_option("--pretrained", o.pretrained, "A model file from autoddl sync train (ranks round 1)");
+  search->add_option("--per-round", o.per_round, "Strategies run per round (the top of the ranking)")
+      ->capture_default_str();
+  search->add_option("--explore", o.explore, "Candidates sampled and ranked per round")->capture_default_str();
+  search->add_option("--repeats", o.repeats, "Runs per finalist in the final comparison")->capture_default_str();
+  search->add_flag("--sampler-only", [&o](int64_t) { o.mutate = false; },
+                   "Candidates from AutoSync's sampler only (no neighbours of the fastest runs)");
+  search->add_option("--jobs", o.jobs, "Parallel simulations (results do not depend on it)")->capture_default_str();
+#endif
+  return [opt, search]() -> std::optional<int> {
+    if (search->parsed()) return run_search(*opt);
+    return std::nullopt;
+  };
+}
+
+}  // namespace autoddl::cli

@@ -1,0 +1,262 @@
+// The low-shot loop (lowshot.hpp): sample, rank, run the top few, retrain, repeat.
+#ifdef AUTODDL_SYNC_HAVE_SIM
+#include "autoddl/sync/lowshot.hpp"
+
+#include <algorithm>
+#include <map>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/sync/analytical.hpp"
+#include "autoddl/sync/builders.hpp"
+#include "autoddl/sync/features.hpp"
+#include "autoddl/sync/neighbours.hpp"
+#include "autoddl/sync/ranker.hpp"
+#include "autoddl/sync/simulated.hpp"
+#include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/training.hpp"
+
+namespace autoddl::sync {
+
+namespace {
+
+struct Candidate {
+  Strategy s;
+  double analytical_s = 0;
+  std::vector<double> x;
+};
+
+uint64_t mix(uint64_t seed, uint64_t a, uint64_t b) {
+  std::seed_seq seq{seed, a, b};
+  uint64_t out[2];
+  seq.generate(reinterpret_cast<uint32_t*>(out), reinterpret_cast<uint32_t*>(out) + 4);
+  return out[0] ^ (out[1] << 1);
+}
+
+// Runs f(i) for i in [0, n) on `jobs` threads; the first exception is rethrown.
+void parallel_for(int n, int jobs, const std::function<void(int)>& f) {
+  std::atomic<int> next{0};
+  std::exception_ptr failure;
+  std::mutex mu;
+  auto worker = [&] {
+    for (int i; (i = next++) < n;) {
+      try {
+        f(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failure) failure = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::min(jobs, n); ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Mean-0, sd-1 scores so that two models' scores can be added.
+std::vector<double> zscores(std::vector<double> v) {
+  if (v.empty()) return v;
+  double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()), var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  const double sd = std::sqrt(var / static_cast<double>(v.size()));
+  for (double& x : v) x = sd > 0 ? (x - mean) / sd : 0;
+  return v;
+}
+
+}  // namespace
+
+LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Variable>& vars,
+                              const costmodel::ClusterSpec& c, const LowShotOptions& o,
+                              const std::function<void(const std::string&)>& progress) {
+  if (o.trials < 1) throw InputError("--trials", "", "must be >= 1");
+  if (o.per_round < 1) throw InputError("--per-round", "", "must be >= 1");
+  if (o.explore < o.per_round) throw InputError("--explore", "", "must be >= --per-round");
+  if (o.repeats < 1) throw InputError("--repeats", "", "must be >= 1");
+  make_ranker(o.ranker, o.seed, "--ranker");  // a bad name fails before any simulation
+  std::unique_ptr<Ranker> pretrained;
+  if (!o.pretrained.empty()) pretrained = load_ranker(o.pretrained);
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  auto simulate = [&](const Strategy& s, uint64_t seed) {
+    SimSyncOptions so;
+    so.seed = seed;
+    so.flow_fidelity = true;  // as the dataset: the same numbers uncontended, far fewer events
+    return simulate_strategy(g, vars, s, c, so).iteration_s;
+  };
+  auto candidate = [&](Strategy s) {
+    Evaluation e = evaluate_analytical(g, vars, s, c);
+    Candidate cd{std::move(s), e.iteration_s, {}};
+    cd.x = strategy_features(vars, cd.s, e, c);
+    return cd;
+  };
+
+  LowShotResult res;
+  std::vector<RankSample> data;  // every run so far, one list
+  std::set<std::string> seen;    // strategies already run (their JSON)
+  auto add_runs = [&](std::vector<Candidate>& picked, const std::vector<double>& scores, const std::string& source,
+                      int round) {
+    std::vector<double> runtime(picked.size());
+    const size_t first = res.runs.size();
+    parallel_for(static_cast<int>(picked.size()), o.jobs, [&](int i) {
+      runtime[static_cast<size_t>(i)] = simulate(picked[static_cast<size_t>(i)].s, mix(o.seed, 1, first + static_cast<size_t>(i)));
+    });
+    for (size_t i = 0; i < picked.size(); ++i) {
+      LowShotRun r{picked[i].s, source.empty() ? picked[i].s.builder : source, round, picked[i].analytical_s,
+                   runtime[i], scores.empty() ? 0 : scores[i]};
+      seen.insert(strategy_to_json(r.strategy).dump());
+      data.push_back({picked[i].x, runtime[i], 0});
+      res.runs.push_back(std::move(r));
+    }
+  };
+
+  // The builders: baselines, training data and candidates.
+  {
+    std::vector<Candidate> b;
+    for (const BuilderInfo& info : builders()) b.push_back(candidate(info.build(vars, c)));
+    add_runs(b, {}, "", 0);
+    res.builders = static_cast<int>(b.size());
+    double best = 1e300;
+    for (const LowShotRun& r : res.runs) best = std::min(best, r.runtime_s);
+    char line[120];
+    std::snprintf(line, sizeof line, "builders: %zu run, best %.3f ms", b.size(), best * 1e3);
+    say(line);
+  }
+
+  int64_t concordant = 0, pairs = 0;
+  int done = 0;
+  std::unique_ptr<Ranker> model;
+  for (int round = 1; done < o.trials; ++round) {
+    res.rounds = round;
+    std::mt19937_64 rng(mix(o.seed, 2, static_cast<uint64_t>(round)));
+    std::vector<Candidate> pool;
+    std::set<std::string> in_pool;
+    auto offer = [&](Strategy s) {
+      std::string key = strategy_to_json(s).dump();
+      if (seen.count(key) || !in_pool.insert(key).second) return;  // run already, or drawn twice
+      s.id = "sampled";
+      pool.push_back(candidate(std::move(s)));
+    };
+    // Explore: half the pool from AutoSync's sampler. Exploit: the other half neighbours of the
+    // 5 fastest runs so far (builders included); the ranker then picks from both halves.
+    const int explore_n = o.mutate ? o.explore / 2 : o.explore;
+    for (int k = 0; k < explore_n * 4 && static_cast<int>(pool.size()) < explore_n; ++k)
+      offer(sample_strategy(vars, c, o.sampler, rng));
+    if (o.mutate) {
+      std::vector<size_t> fastest(res.runs.size());
+      std::iota(fastest.begin(), fastest.end(), 0);
+      std::stable_sort(fastest.begin(), fastest.end(),
+                       [&](size_t a, size_t b) { return res.runs[a].runtime_s < res.runs[b].runtime_s; });
+      fastest.resize(std::min<size_t>(5, fastest.size()));
+      std::uniform_int_distribution<size_t> parent(0, fastest.size() - 1);
+      for (int k = 0; k < o.explore * 4 && static_cast<int>(pool.size()) < o.explore; ++k) {
+        Strategy m;
+        if (neighbour_strategy(res.runs[fastest[parent(rng)]].strategy, vars, c, rng, m)) offer(std::move(m));
+      }
+    }
+    if (pool.empty()) {
+      say("round " + std::to_string(round) + ": the sampler draws nothing new; stopping");
+      break;
+    }
+    std::vector<RankSample> samples;
+    for (const Candidate& cd : pool) samples.push_back({cd.x, 0, 0});
+    std::vector<double> score(pool.size(), 0.0);
+    if (round > 1) {
+      model = make_ranker(o.ranker, o.seed, "--ranker");
+      model->fit(data);
+      score = zscores(model->score(samples));
+    } else if (!pretrained) {
+      for (size_t i = 0; i < pool.size(); ++i) score[i] = -pool[i].analytical_s;  // predefined simulator
+      score = zscores(score);
+    }
+    if (pretrained) {
+      std::vector<double> p = zscores(pretrained->score(samples));
+      for (size_t i = 0; i < pool.size(); ++i) score[i] += p[i];
+    }
+    std::vector<size_t> order(pool.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+    const int take = std::min({o.per_round, o.trials - done, static_cast<int>(pool.size())});
+    std::vector<Candidate> picked;
+    std::vector<double> picked_score;
+    for (int k = 0; k < take; ++k) {
+      picked.push_back(pool[order[static_cast<size_t>(k)]]);
+      picked_score.push_back(score[order[static_cast<size_t>(k)]]);
+    }
+    const size_t first = res.runs.size();
+    add_runs(picked, picked_score, "sampled", round);
+    done += take;
+    double round_best = 1e300, overall = 1e300;
+    for (size_t i = first; i < res.runs.size(); ++i) round_best = std::min(round_best, res.runs[i].runtime_s);
+    for (const LowShotRun& r : res.runs) overall = std::min(overall, r.runtime_s);
+    if (round > 1 || pretrained) {  // how the model ordered what it chose, before the runs
+      for (size_t i = first; i < res.runs.size(); ++i) {
+        for (size_t j = i + 1; j < res.runs.size(); ++j) {
+          const LowShotRun &a = res.runs[i], &b = res.runs[j];
+          if (a.runtime_s == b.runtime_s) continue;
+          ++pairs;
+          concordant += (a.runtime_s < b.runtime_s) == (a.score > b.score) ? 1 : 0;
+        }
+      }
+    }
+    char line[200];
+    std::snprintf(line, sizeof line, "round %d: %d/%d trials, ranked %zu by %s, round best %.3f ms, best so far %.3f ms",
+                  round, done, o.trials, pool.size(),
+                  round > 1 ? o.ranker.c_str() : (pretrained ? "the pretrained model" : "the analytical evaluator"),
+                  round_best * 1e3, overall * 1e3);
+    say(line);
+  }
+  res.last_round_accuracy = pairs > 0 ? static_cast<double>(concordant) / static_cast<double>(pairs) : 0;
+
+  // Final comparison: every builder and the confirm_top fastest sampled runs, `repeats` runs each
+  // with the same seeds, compared by their means.
+  std::vector<int> finalists;
+  for (int i = 0; i < res.builders; ++i) finalists.push_back(i);
+  std::vector<int> sampled(res.runs.size() - static_cast<size_t>(res.builders));
+  std::iota(sampled.begin(), sampled.end(), res.builders);
+  std::stable_sort(sampled.begin(), sampled.end(), [&](int a, int b) {
+    return res.runs[static_cast<size_t>(a)].runtime_s < res.runs[static_cast<size_t>(b)].runtime_s;
+  });
+  for (size_t k = 0; k < sampled.size() && k < static_cast<size_t>(o.confirm_top); ++k) finalists.push_back(sampled[k]);
+  say("final: " + std::to_string(finalists.size()) + " strategies x " + std::to_string(o.repeats) + " runs");
+  std::vector<double> runs_s(finalists.size() * static_cast<size_t>(o.repeats), 0.0);
+  parallel_for(static_cast<int>(runs_s.size()), o.jobs, [&](int t) {
+    const size_t f = static_cast<size_t>(t / o.repeats);
+    runs_s[static_cast<size_t>(t)] = simulate(res.runs[static_cast<size_t>(finalists[f])].strategy,
+                                              mix(o.seed, 3, static_cast<uint64_t>(t % o.repeats)));
+  });
+  std::vector<double> total(finalists.size(), 0.0);
+  for (size_t t = 0; t < runs_s.size(); ++t) total[t / static_cast<size_t>(o.repeats)] += runs_s[t];
+  for (size_t f = 0; f < finalists.size(); ++f) {
+    const LowShotRun& r = res.runs[static_cast<size_t>(finalists[f])];
+    const bool builder = finalists[f] < res.builders;
+    res.finals.push_back({builder ? r.source : "sampled-" + std::to_string(finalists[f] - res.builders),
+                          total[f] / o.repeats, builder, finalists[f]});
+  }
+  std::stable_sort(res.finals.begin(), res.finals.end(),
+                   [](const LowShotFinal& a, const LowShotFinal& b) { return a.mean_s < b.mean_s; });
+  res.best = res.runs[static_cast<size_t>(res.finals[0].run)].strategy;
+  res.best_s = res.finals[0].mean_s;
+  for (const LowShotFinal& f : res.finals) {
+    if (f.builder) {
+      res.best_builder = f.name;
+      res.best_builder_s = f.mean_s;
+      break;
+    }
+  }
+  return res;
+}
+
+}  // namespace autoddl::sync
+#endif
