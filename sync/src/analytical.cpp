@@ -27,15 +27,10 @@ ComputeTimeline compute_timeline(const Graph& g, const ClusterSpec& c, int worke
   ComputeTimeline t;
   t.bwd_done_s.assign(g.ops.size(), 0);
   const double w = workers;
-  for (const Op& op : g.ops) {
-    const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-    t.forward_s += kernel_time_s(c.gpu, op.kind, dt, op.work.fwd_flops / w, op.work.fwd_bytes / w, 1);
-  }
+  for (const Op& op : g.ops) t.forward_s += op_kernel_times(c.gpu, g, op, 1 / w).fwd_s;
   for (int i = static_cast<int>(g.ops.size()) - 1; i >= 0; --i) {
     const Op& op = g.ops[static_cast<size_t>(i)];
-    const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-    if (op.work.bwd_flops > 0 || op.work.bwd_bytes > 0)
-      t.backward_s += kernel_time_s(c.gpu, op.kind, dt, op.work.bwd_flops / w, op.work.bwd_bytes / w, 2);
+    t.backward_s += op_kernel_times(c.gpu, g, op, 1 / w).bwd_s;
     t.bwd_done_s[static_cast<size_t>(i)] = t.backward_s;
   }
   return t;

@@ -71,15 +71,10 @@ SimSyncResult simulate_strategy(const Graph& g, const std::vector<Variable>& var
     size_t seg = 0;
     for (int i = static_cast<int>(g.ops.size()) - 1; i >= 0; --i) {
       const Op& op = g.ops[static_cast<size_t>(i)];
-      const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-      if (op.work.bwd_flops > 0 || op.work.bwd_bytes > 0)
-        segment_s[seg] += kernel_time_s(c.gpu, op.kind, dt, op.work.bwd_flops / W, op.work.bwd_bytes / W, 2);
+      segment_s[seg] += op_kernel_times(c.gpu, g, op, 1.0 / W).bwd_s;
       if (seg < points.size() && i == points[seg]) ++seg;
     }
-    for (const Op& op : g.ops) {
-      const DType dt = g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
-      forward_s += kernel_time_s(c.gpu, op.kind, dt, op.work.fwd_flops / W, op.work.fwd_bytes / W, 1);
-    }
+    for (const Op& op : g.ops) forward_s += op_kernel_times(c.gpu, g, op, 1.0 / W).fwd_s;
   }
 
   // Streams 0/1: compute and all-reduce; then one PS lane per (worker, server node) pair, the
