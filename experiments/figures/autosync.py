@@ -55,16 +55,14 @@ def main():
                 t = {e["builder"]: e["mean_s"] for e in rep["builders"]}.get(b)
                 ys.append(t / rep["best"]["mean_s"] if t else np.nan)
             ax.bar(x + (k - (len(builders) - 1) / 2) * w, ys, w, label=b, color=cmap(k % 10))
-        for j, (name, rep) in enumerate(rows):
+        for name, rep in rows:
             sp = rep["speedup_over_best_builder"]
-            ax.text(x[j], 1.0, f"{sp:.2f}x", ha="center", va="top", fontsize=7, rotation=90, color="white",
-                    fontweight="bold")
             print(f"{name:22} {cl:11} {rep['best']['mean_s'] * 1e3:9.2f}ms {sp:15.2f}x  {rep['best_builder']['builder']}")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_yscale("log")
-        ax.set_xticks(x, [n for n, _ in rows], fontsize=7)
+        ax.set_xticks(x, [f"{n}\n{rep['speedup_over_best_builder']:.2f}x" for n, rep in rows], fontsize=7)
         ax.set_ylabel("builder time / best found")
-        ax.set_title(f"AutoSync low-shot search vs hand-made builders on {cl} (printed: vs the best builder)",
+        ax.set_title(f"AutoSync low-shot search vs hand-made builders on {cl} (under each model: vs the best builder)",
                      fontsize=9)
     axes[0, 0].legend(fontsize=6, ncol=5, loc="upper left", bbox_to_anchor=(0, 1.45))
     fig.tight_layout()
@@ -73,13 +71,14 @@ def main():
     fig, axes = plt.subplots(1, len(clusters), figsize=(4.5 * len(clusters), 3.2), squeeze=False)
     for ax, cl in zip(axes[0], clusters):
         for k, (name, rep) in enumerate(sorted(cells[cl], key=lambda x: x[0])):
-            runs = [r for r in rep["runs"] if r.get("source") != "builder"]
+            runs = [r for r in rep["runs"] if r.get("source") == "sampled"]  # the builders ran first
             if not runs:
                 continue
             best = np.minimum.accumulate([r["runtime_s"] for r in runs]) / rep["best_builder"]["mean_s"]
             ax.plot(np.arange(1, len(best) + 1), best, label=name, color=cmap(k % 10), linewidth=1)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        ax.set_xlabel("strategies run on the simulator")
+        ax.set_yscale("log")
+        ax.set_xlabel("sampled strategies run on the simulator")
         ax.set_ylabel("best so far / best builder")
         ax.set_title(cl, fontsize=9)
     axes[0, -1].legend(fontsize=6)
