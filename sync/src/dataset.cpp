@@ -19,6 +19,7 @@
 #include "autoddl/sync/sampler.hpp"
 #include "autoddl/sync/simulated.hpp"
 #include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/stable_hash.hpp"
 
 namespace autoddl::sync {
 
@@ -76,16 +77,9 @@ struct PairData {
   std::vector<Variable> vars;
 };
 
-// FNV-1a: a hash of the pair key that is the same on every platform (std::hash is not).
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
 nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index, uint64_t seed) {
   // One generator per record, from (seed, pair, index): order- and job-independent.
-  std::seed_seq seq{seed, fnv1a(pair.key()),
+  std::seed_seq seq{seed, stable_hash(pair.key()),
                     static_cast<uint64_t>(index)};
   std::mt19937_64 rng(seq);
   Strategy s;

@@ -9,16 +9,11 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/sync/features.hpp"
+#include "autoddl/sync/stable_hash.hpp"
 
 namespace autoddl::sync {
 
 namespace {
-
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
 
 LabeledRecord parse_record(const std::string& line, const std::string& path, int64_t line_no) {
   const std::string where = "line " + std::to_string(line_no);
@@ -95,7 +90,7 @@ void split_within_pairs(const std::vector<LabeledRecord>& records, double holdou
     // sort by index first so the split does not depend on the order records were written in
     std::sort(members.begin(), members.end(),
               [&](size_t a, size_t b) { return records[a].index < records[b].index; });
-    std::mt19937_64 rng(seed ^ fnv1a(pair));
+    std::mt19937_64 rng(seed ^ stable_hash(pair));
     std::shuffle(members.begin(), members.end(), rng);
     size_t n = static_cast<size_t>(holdout * static_cast<double>(members.size()) + 0.5);
     if (holdout > 0 && members.size() >= 2) n = std::clamp<size_t>(n, 1, members.size() - 1);

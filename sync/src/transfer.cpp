@@ -9,16 +9,11 @@
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/sync/stable_hash.hpp"
 
 namespace autoddl::sync {
 
 namespace {
-
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
 
 // Standardized within each list (pair), so that scores of two rankers can be added.
 std::vector<double> zscores_per_list(const std::vector<RankSample>& s, std::vector<double> v) {
@@ -60,7 +55,7 @@ TransferResult transfer(const std::vector<LabeledRecord>& records, const std::st
   for (auto& [pair, members] : test_by_pair) {
     std::sort(members.begin(), members.end(),
               [](const LabeledRecord& a, const LabeledRecord& b) { return a.index < b.index; });
-    std::mt19937_64 rng(seed ^ fnv1a(pair) ^ 0x7f4a7c15ull);
+    std::mt19937_64 rng(seed ^ stable_hash(pair) ^ 0x7f4a7c15ull);
     std::shuffle(members.begin(), members.end(), rng);
     if (static_cast<size_t>(finetune) + 2 > members.size())
       throw InputError("--finetune", "", "pair " + pair + " has only " + std::to_string(members.size()) +
