@@ -269,6 +269,9 @@ ClusterSpec cluster_from_json(const json& j, const std::string& source) {
   r.at_least(c.nodes, 1, "nodes");
   c.gpus_per_node = r.integer(j, "", "gpus_per_node");
   r.at_least(c.gpus_per_node, 1, "gpus_per_node");
+  if (int64_t{c.nodes} * c.gpus_per_node > ClusterSpec::kMaxGpus) {
+    r.fail("nodes", "nodes x gpus_per_node must be at most " + std::to_string(ClusterSpec::kMaxGpus));
+  }
   c.gpu = read_gpu(r, j.at("gpu"));
   c.intra = read_intra(r, j.at("intra"));
   c.inter = read_inter(r, j.at("inter"));
@@ -316,7 +319,8 @@ json cluster_to_json(const ClusterSpec& c) {
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  ClusterSpec c = cluster_from_json(read_json_file(path), path);
+  const nlohmann::json j = read_json_file(path);
+  ClusterSpec c = guard_json(path, [&] { return cluster_from_json(j, path); });
   const size_t slash = path.find_last_of('/');
   attach_calibration(c, slash == std::string::npos ? "." : path.substr(0, slash));
   return c;
