@@ -35,9 +35,8 @@ int64_t parse_bytes(const std::string& text, const std::string& flag) {
   else if (suffix == "T" || suffix == "TB" || suffix == "TiB") mult = 1024.0 * 1024 * 1024 * 1024;
   else throw InputError(flag, "", "unknown size suffix '" + suffix + "' (use K, M, G, T)");
   double bytes = v * mult;
-  if (!(bytes >= 1) || bytes > 9.0e18) {
-    throw InputError(flag, "", "size must be at least 1 byte (got '" + text + "')");
-  }
+  if (!(bytes >= 1)) throw InputError(flag, "", "size must be at least 1 byte (got '" + text + "')");
+  if (bytes > 0x1p60) throw InputError(flag, "", "size must be at most 2^60 bytes (got '" + text + "')");
   return static_cast<int64_t>(std::llround(bytes));
 }
 
