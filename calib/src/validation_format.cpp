@@ -70,6 +70,8 @@ class Obj {
     if (!v.is_number_integer() || v.get<int64_t>() < min) {
       fail(key, "expected an integer >= " + std::to_string(min));
     }
+    // Callers keep most of these in an int: larger values would be truncated, not rejected.
+    if (!json_int_in(v, min, INT_MAX)) fail(key, "expected an integer < 2^31");
     return v.get<int64_t>();
   }
   bool boolean(const char* key) {

@@ -14,6 +14,9 @@
 #include "autoddl/calib/fit.hpp"
 #include "autoddl/calib/measurements.hpp"
 #include "autoddl/calib/nccl_tests_parser.hpp"
+#include "autoddl/calib/validation_compare.hpp"
+#include "autoddl/calib/validation_format.hpp"
+#include "autoddl/calib/validation_plan.hpp"
 #include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/collective.hpp"
@@ -141,6 +144,19 @@ void run_sweep_config(const std::string& data) {
   }
 }
 
+// `autoddl validate --measured`: the plan of tests/cli/validate_measured, then the comparison.
+void run_validation_result(const std::string& data) {
+  const calib::ValidationResult r = calib::result_from_json(parse_json_text(data, "measured.json"), "measured.json");
+  static const ClusterSpec c = costmodel::resolve_cluster("dgx-h100", 1);
+  static const Graph g = costmodel::build_zoo_model(
+      "gpt", {{"layers", "1"}, {"hidden", "128"}, {"heads", "4"}, {"seq", "64"}, {"vocab", "512"}, {"batch", "4"}});
+  static const calib::PlanBuild plan = calib::make_validation_plan(g, c, costmodel::make_scheme("dp", g, c, {1}));
+  const calib::Comparison cmp = calib::compare_validation(plan.plan, r, "measured.json");
+  (void)calib::format_comparison(cmp, 5);
+  nlohmann::json j = cmp;
+  (void)dump_json(j);
+}
+
 }  // namespace
 
 const std::vector<Target>& targets() {
@@ -148,6 +164,7 @@ const std::vector<Target>& targets() {
       {"graph", run_graph},           {"cluster", run_cluster},         {"scheme", run_scheme},
       {"calibration", run_calibration}, {"measurement", run_measurement}, {"nccl_tests", run_nccl_tests},
       {"sync_strategy", run_sync_strategy}, {"sweep_config", run_sweep_config},
+      {"validation_result", run_validation_result},
   };
   return all;
 }
