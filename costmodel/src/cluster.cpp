@@ -109,6 +109,10 @@ class Reader {
   void at_least(double x, double lo, const std::string& field) const {
     if (!(x >= lo)) fail(field, "must be >= " + fmt(lo) + " (got " + fmt(x) + ")");
   }
+  // Physical plausibility: bounds far outside any real machine, so that times stay finite.
+  void at_most(double x, double hi, const std::string& field) const {
+    if (!(x <= hi)) fail(field, "must be <= " + fmt(hi) + " (got " + fmt(x) + ")");
+  }
   void fraction(double x, const std::string& field) const {
     if (!(x > 0 && x <= 1)) fail(field, "must be in (0, 1] (got " + fmt(x) + ")");
   }
@@ -167,11 +171,14 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
                           {"hbm_bytes_per_s", &g.hbm_bytes_per_s}}) {
     *dst = r.number(j, p, key);
     r.positive(*dst, join(p, key));
+    r.at_least(*dst, 1e3, join(p, key));
+    r.at_most(*dst, 1e21, join(p, key));
   }
   g.hbm_efficiency = r.number(j, p, "hbm_efficiency");
   r.fraction(g.hbm_efficiency, "gpu.hbm_efficiency");
   g.launch_overhead_s = r.number(j, p, "launch_overhead_s");
   r.non_negative(g.launch_overhead_s, "gpu.launch_overhead_s");
+  r.at_most(g.launch_overhead_s, 1, "gpu.launch_overhead_s");
   g.matmul_efficiency = r.table(j, p, "matmul_efficiency");
   g.conv_efficiency = r.table(j, p, "conv_efficiency");
   return g;
@@ -188,9 +195,12 @@ IntraNodeSpec read_intra(const Reader& r, const json& j) {
     r.non_negative(s.bw_bytes_per_s, "intra.bw_bytes_per_s");
   } else {
     r.positive(s.bw_bytes_per_s, "intra.bw_bytes_per_s");
+    r.at_least(s.bw_bytes_per_s, 1e3, "intra.bw_bytes_per_s");
   }
+  r.at_most(s.bw_bytes_per_s, 1e16, "intra.bw_bytes_per_s");
   s.latency_s = r.number(j, p, "latency_s");
   r.non_negative(s.latency_s, "intra.latency_s");
+  r.at_most(s.latency_s, 1, "intra.latency_s");
   s.efficiency = r.number(j, p, "efficiency");
   r.fraction(s.efficiency, "intra.efficiency");
   return s;
@@ -206,14 +216,18 @@ InterNodeSpec read_inter(const Reader& r, const json& j) {
   r.at_least(s.nics_per_node, 1, "inter.nics_per_node");
   s.nic_bw_bytes_per_s = r.number(j, p, "nic_bw_bytes_per_s");
   r.positive(s.nic_bw_bytes_per_s, "inter.nic_bw_bytes_per_s");
+  r.at_least(s.nic_bw_bytes_per_s, 1e3, "inter.nic_bw_bytes_per_s");
+  r.at_most(s.nic_bw_bytes_per_s, 1e16, "inter.nic_bw_bytes_per_s");
   s.latency_s = r.number(j, p, "latency_s");
   r.non_negative(s.latency_s, "inter.latency_s");
+  r.at_most(s.latency_s, 1, "inter.latency_s");
   s.efficiency = r.number(j, p, "efficiency");
   r.fraction(s.efficiency, "inter.efficiency");
   s.topology = r.text(j, p, "topology");
   r.one_of(s.topology, {"star", "fat-tree"}, "inter.topology");
   s.oversubscription = r.number(j, p, "oversubscription");
   r.at_least(s.oversubscription, 1, "inter.oversubscription");
+  r.at_most(s.oversubscription, 1e3, "inter.oversubscription");
   return s;
 }
 
