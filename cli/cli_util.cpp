@@ -35,9 +35,8 @@ int64_t parse_bytes(const std::string& text, const std::string& flag) {
   else if (suffix == "T" || suffix == "TB" || suffix == "TiB") mult = 1024.0 * 1024 * 1024 * 1024;
   else throw InputError(flag, "", "unknown size suffix '" + suffix + "' (use K, M, G, T)");
   double bytes = v * mult;
-  if (!(bytes >= 1) || bytes > 9.0e18) {
-    throw InputError(flag, "", "size must be at least 1 byte (got '" + text + "')");
-  }
+  if (!(bytes >= 1)) throw InputError(flag, "", "size must be at least 1 byte (got '" + text + "')");
+  if (bytes > 0x1p60) throw InputError(flag, "", "size must be at most 2^60 bytes (got '" + text + "')");
   return static_cast<int64_t>(std::llround(bytes));
 }
 
@@ -62,7 +61,7 @@ std::string human_seconds(double s) {
 }
 
 void emit_json(const nlohmann::json& j, const std::string& file) {
-  if (file.empty()) std::cout << j.dump(2) << "\n";
+  if (file.empty()) std::cout << dump_json(j, 2) << "\n";
   else write_json_atomic(file, j);
 }
 
@@ -72,6 +71,17 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs) 
     return costmodel::load_graph_file(model);
   }
   return costmodel::build_zoo_model(model, costmodel::parse_knob_list(knobs));
+}
+
+CLI::Validator non_negative_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+          return "must be a non-negative integer (got '" + text + "')";
+        }
+        return "";
+      },
+      "");
 }
 
 void add_model_options(CLI::App& sub, std::string& model, std::string& knobs) {

@@ -27,6 +27,9 @@ void emit_json(const nlohmann::json& j, const std::string& file);
 
 // A zoo model name with --set knobs, or a path to a graph JSON (then --set must be empty).
 costmodel::Graph load_model(const std::string& model, const std::string& knobs);
+// CLI11 check for seeds and counts: text of a non-negative integer ("-1" is rejected, not wrapped).
+CLI::Validator non_negative_integer();
+
 // Adds --model and --set to a subcommand.
 void add_model_options(CLI::App& sub, std::string& model, std::string& knobs);
 

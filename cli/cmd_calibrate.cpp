@@ -68,7 +68,7 @@ std::string first_line(const fs::path& file) {
 int run_calibrate(const CalibrateArgs& a) {
   fs::path bin = a.bin_dir.empty() ? default_bin_dir() : fs::path(a.bin_dir);
   if (!fs::exists(bin / "gpu_info")) {
-    std::cerr << "autoddl: calibrate: the GPU microbenchmarks are not built (no " << (bin / "gpu_info").string()
+    std::cerr << "autoddl: error: calibrate: the GPU microbenchmarks are not built (no " << (bin / "gpu_info").string()
               << "); configure with -DAUTODDL_WITH_CUDA=ON on a machine with the CUDA toolkit\n";
     return 2;
   }
@@ -81,7 +81,7 @@ int run_calibrate(const CalibrateArgs& a) {
   std::string summary = first_line(scratch / "gpu_info.txt");
   if (probe != 0) {
     fs::remove_all(scratch, ec);
-    std::cerr << "autoddl: calibrate: no GPU: " << (summary.empty() ? "gpu_info failed" : summary) << "\n";
+    std::cerr << "autoddl: error: calibrate: no GPU: " << (summary.empty() ? "gpu_info failed" : summary) << "\n";
     return 2;
   }
   fs::create_directories(a.out, ec);

@@ -2,6 +2,7 @@
 // (size, count, type, redop, time, algbw, busbw) from the α-β model of costmodel/collective,
 // with nccl-tests' busbw factors. Ranks are consecutive GPUs; beyond one node they span nodes.
 // With --sim the times come from the SimGrid simulator instead (sim/, one simulation per table).
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <vector>
@@ -37,6 +38,17 @@ struct CommRow {
   costmodel::CollectiveAlgo algo;
 };
 
+constexpr int kMaxRows = 10000;
+
+// A time that is not a finite number >= 0 comes from a cluster whose numbers are too extreme to
+// model (a latency of 1e300 s, a bandwidth of 1e-300 B/s): say so instead of printing nan/inf.
+void check_time(const CommRow& r, const std::string& cluster) {
+  if (!std::isfinite(r.time_s) || r.time_s < 0) {
+    throw InputError(cluster, "", "the collective time for " + std::to_string(r.bytes) +
+                                     " bytes is not a finite number (latencies or bandwidths out of range)");
+  }
+}
+
 int run_comm(const CommOptions& opt) {
   using namespace costmodel;
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
@@ -50,9 +62,17 @@ int run_comm(const CommOptions& opt) {
     throw InputError("--ranks", "", "must be between 1 and the " + std::to_string(c.total_gpus()) +
                                         " GPUs of " + c.name + " (got " + std::to_string(opt.ranks) + ")");
   }
-  if (!(opt.factor > 1)) throw InputError("--factor", "", "must be > 1 (got " + std::to_string(opt.factor) + ")");
+  if (!(opt.factor > 1) || !std::isfinite(opt.factor)) {
+    throw InputError("--factor", "", "must be a finite number > 1 (got " + std::to_string(opt.factor) + ")");
+  }
   int64_t lo = parse_bytes(opt.min, "--min"), hi = parse_bytes(opt.max, "--max");
   if (lo > hi) throw InputError("--min", "", "must not exceed --max");
+  // Bounded work: at most kMaxRows sizes between --min and --max.
+  const double n_rows = std::floor(std::log(static_cast<double>(hi) / static_cast<double>(lo)) / std::log(opt.factor)) + 1;
+  if (!(n_rows <= kMaxRows)) {
+    throw InputError("--factor", "", "gives more than " + std::to_string(kMaxRows) +
+                                         " sizes between --min and --max; use a larger factor");
+  }
 
   CommGroup g = contiguous_group(c, opt.ranks);
   std::vector<CommRow> rows;
@@ -61,6 +81,7 @@ int run_comm(const CommOptions& opt) {
     CollectiveEstimate e = collective_time(c, info->kind, g, static_cast<double>(bytes));
     rows.push_back({bytes, e.time_s, e.algo});
   }
+  for (const CommRow& r : rows) check_time(r, opt.cluster);
   std::string source = "alpha-beta model";
   if (opt.sim) {
 #ifdef AUTODDL_HAVE_SIM
@@ -72,6 +93,7 @@ int run_comm(const CommOptions& opt) {
     const std::vector<double> times = sim::simulate_collective_sweep(c, info->kind, opt.ranks, sizes, f);
     const sim::Program p = sim::collective_sweep_program(c, info->kind, opt.ranks, sizes);
     for (size_t i = 0; i < rows.size(); ++i) rows[i] = {rows[i].bytes, times[i], p.task(static_cast<sim::TaskId>(i)).algo};
+    for (const CommRow& r : rows) check_time(r, opt.cluster);
     source = "SimGrid simulation (" + opt.fidelity + " fidelity)";
 #else
     throw InputError("--sim", "", "this autoddl was built without the simulator (sim/ needs SimGrid)");

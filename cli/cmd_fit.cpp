@@ -9,6 +9,7 @@
 #include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {
@@ -103,6 +104,14 @@ int run_fit(const FitArgs& a) {
   }
 
   calib::FitResult r = calib::fit_calibration(runs, files, opt);
+  // Never write a calibration that our own loader would reject (an infinite peak, a time that
+  // JSON cannot hold): read the text back first, and report the field that fails.
+  try {
+    costmodel::calibration_from_json(parse_json_text(dump_json(costmodel::calibration_to_json(r.calibration)), a.out),
+                                     a.out);
+  } catch (const InputError& e) {
+    throw InputError("--out", e.field(), "the fit gives a calibration its loader rejects: " + e.reason());
+  }
   std::cout << calib::format_fit_report(r);
   costmodel::save_calibration_file(a.out, r.calibration);
   std::cout << "wrote " << a.out << "\n";

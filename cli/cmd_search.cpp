@@ -3,6 +3,7 @@
 // iteration time, explain the winner per layer, and write it as a scheme JSON that
 // `autoddl cost --scheme FILE` re-costs to the same time.
 #ifdef AUTODDL_HAVE_SEARCH
+#include <cmath>
 #include <unistd.h>
 
 #include <algorithm>
@@ -172,7 +173,9 @@ int run_search_cmd(const SearchCliOptions& opt) {
   search::SearchOptions so;
   if (!opt.mesh.empty()) so.mesh_shape = parse_mesh_shape(opt.mesh);
   so.pipeline_dim = opt.pipeline_dim;
-  if (opt.time_limit_s <= 0) throw InputError("--time-limit", "", "must be > 0 seconds");
+  if (!(opt.time_limit_s > 0) || !std::isfinite(opt.time_limit_s)) {
+    throw InputError("--time-limit", "", "must be a finite number > 0 seconds");
+  }
   so.time_limit_s = opt.time_limit_s;
   so.seed = opt.seed;
   if (opt.restarts < 0) throw InputError("--restarts", "", "must be >= 0");
@@ -274,7 +277,9 @@ RunFn setup_search(CLI::App& sub) {
   sub.add_option("--out", opt->out, "Write the best scheme as scheme JSON to FILE (autoddl cost --scheme FILE)");
   sub.add_option("--json", opt->json_file, "Write every result, the tables' configuration and the best scheme to FILE");
   sub.add_flag("--explain", opt->explain, "Per layer: what the best scheme chose and what it costs");
-  sub.add_option("--seed", opt->seed, "Seed of the random restarts (echoed in the output)")->capture_default_str();
+  sub.add_option("--seed", opt->seed, "Seed of the random restarts (echoed in the output)")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub.add_option("--restarts", opt->restarts, "Random restarts of coordinate descent")->capture_default_str();
   sub.add_flag("--tie-layers", opt->tie_layers, "Identical layers take identical choices (smaller search, ILP)");
   sub.add_option("--sync-weight", opt->sync_weight,

@@ -187,14 +187,14 @@ RunFn setup_sync(CLI::App& sub) {
   eval->add_option("--builder", opt->builder, "A builder name, or all");
   eval->add_option("--strategy", opt->strategy, "A strategy JSON file (docs/sync-strategy-json.md)");
   eval->add_flag("--sim", opt->sim, "Also simulate each strategy with SimGrid (incast, contention, jitter)");
-  eval->add_option("--seed", opt->seed, "Seed of the simulator's per-run jitter")->capture_default_str();
+  eval->add_option("--seed", opt->seed, "Seed of the simulator's per-run jitter")->capture_default_str()->check(non_negative_integer());
   CLI::App* dataset = sub.add_subcommand(
       "dataset", "Write (model, cluster, strategy, simulated runtime) records as JSONL (resumable)");
   dataset->add_option("--out", opt->out, "Output directory (records.jsonl, schema.json)")->required();
   dataset->add_option("--jobs", opt->jobs, "Parallel simulations")->capture_default_str();
   dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs)")
       ->capture_default_str();
-  dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
+  dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str()->check(non_negative_integer());
   auto learn = setup_sync_learn(sub);
   auto search = setup_sync_search(sub);
   return [opt, build, dataset, learn, search] {

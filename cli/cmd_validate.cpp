@@ -60,7 +60,8 @@ std::string last_line(const fs::path& file) {
 }
 
 int compare_and_print(const ValidateOptions& opt, const calib::ValidationPlan& plan, const std::string& measured) {
-  calib::ValidationResult r = calib::result_from_json(read_json_file(measured), measured);
+  const nlohmann::json mj = read_json_file(measured);
+  calib::ValidationResult r = guard_json(measured, [&] { return calib::result_from_json(mj, measured); });
   calib::Comparison c = calib::compare_validation(plan, r, measured);
   std::cout << calib::format_comparison(c, opt.top);
   if (!opt.json_file.empty()) {
@@ -83,14 +84,14 @@ int run_validate(const ValidateOptions& opt) {
 
   const std::string plan_note = opt.plan_out.empty() ? "" : " (the plan is written)";
   if (!nvidia_device_present()) {
-    std::cerr << "autoddl: validate: no GPU here and no --measured file" << plan_note
+    std::cerr << "autoddl: error: validate: no GPU here and no --measured file" << plan_note
               << ": run the plan with validate_runner on a GPU machine, then pass its JSON with --measured "
                  "(calib/README.md)\n";
     return 2;
   }
   fs::path runner = opt.runner.empty() ? default_runner() : fs::path(opt.runner);
   if (!fs::exists(runner)) {
-    std::cerr << "autoddl: validate: " << runner.string() << " is not built (configure with "
+    std::cerr << "autoddl: error: validate: " << runner.string() << " is not built (configure with "
               << "-DAUTODDL_WITH_CUDA=ON and build calib_gpu) and no --measured file" << plan_note << "\n";
     return 2;
   }
@@ -116,10 +117,10 @@ int run_validate(const ValidateOptions& opt) {
     status = compare_and_print(opt, b.plan, result_path);
     if (!opt.measured_out.empty()) std::cout << "measurements: " << opt.measured_out << "\n";
   } else if (rc == 2) {
-    std::cerr << "autoddl: validate: not measured: " << why << plan_note << "\n";
+    std::cerr << "autoddl: error: validate: not measured: " << why << plan_note << "\n";
     status = 2;
   } else {
-    std::cerr << "autoddl: validate: " << runner.string() << " failed (exit " << rc << "): " << why << "\n";
+    std::cerr << "autoddl: error: validate: " << runner.string() << " failed (exit " << rc << "): " << why << "\n";
     status = 1;
   }
   fs::remove_all(scratch, ec);

@@ -1,7 +1,10 @@
 // autoddl's entry point: builds the CLI from the command table, runs the chosen subcommand,
 // and turns an InputError into one line `autoddl: error: <file>: <field>: <reason>` + exit 2.
+// Anything else that escapes (out of memory, a library's exception) is one line and exit 2 too.
 #include <iostream>
 #include <map>
+#include <new>
+#include <string>
 
 #include "autoddl/costmodel/error.hpp"
 #include "commands.hpp"
@@ -18,6 +21,15 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(std::string(cmd.name), std::string(cmd.help));
     runs[sub] = cmd.setup(*sub);
   }
+  bool known = argc < 2 || argv[1][0] == '-';
+  for (const auto& [sub, run] : runs) known = known || sub->check_name(argv[1]);
+  if (!known) {
+    std::string names;
+    for (const auto& cmd : autoddl::cli::commands()) names += (names.empty() ? "" : ", ") + std::string(cmd.name);
+    std::cerr << "autoddl: error: unknown command '" << autoddl::safe_text(argv[1], 100) << "' (commands: " << names
+              << ")\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -25,7 +37,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "autoddl: error: " << e.what() << " (see --help)\n";
+    std::cerr << "autoddl: error: " << autoddl::safe_text(e.what(), 2000) << " (see --help)\n";
     return 2;
   } catch (const autoddl::InputError& e) {  // thrown by option validators
     std::cerr << "autoddl: error: " << e.what() << "\n";
@@ -36,6 +48,14 @@ int main(int argc, char** argv) {
   } catch (const autoddl::InputError& e) {
     std::cout.flush();
     std::cerr << "autoddl: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "autoddl: error: out of memory (the request is too large)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "autoddl: error: " << autoddl::safe_text(e.what(), 2000) << "\n";
     return 2;
   }
   return 0;

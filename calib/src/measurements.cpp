@@ -78,8 +78,8 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
     row.size_bytes = num(r, "size_bytes", source, path);
     row.count = static_cast<int64_t>(num(r, "count", source, path));
     for (auto [key, out] : {std::pair{"ranks", &row.ranks}, {"ranks_per_node", &row.ranks_per_node}}) {
-      if (!r.at(key).is_number_integer() || r.at(key).get<int64_t>() < 1) {
-        throw InputError(source, path + key, "expected an integer >= 1");
+      if (!json_int_in(r.at(key), 1, 1 << 24)) {
+        throw InputError(source, path + key, "expected an integer in [1, 2^24]");
       }
       *out = static_cast<int>(r.at(key).get<int64_t>());
     }
@@ -107,7 +107,8 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
 }
 
 MeasurementFile load_measurement_file(const std::string& path) {
-  return measurements_from_json(read_json_file(path), path);
+  const nlohmann::json j = read_json_file(path);
+  return guard_json(path, [&] { return measurements_from_json(j, path); });
 }
 
 }  // namespace autoddl::calib

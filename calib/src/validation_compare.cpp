@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 
 namespace autoddl::calib {
 
@@ -297,7 +298,7 @@ std::string format_comparison(const Comparison& c, int top_ops) {
 std::string result_file_text(const ValidationResult& r, const Comparison* c) {
   json j = r;
   if (c) j["comparison"] = *c;
-  return j.dump(1) + "\n";
+  return dump_json(j, 1) + "\n";
 }
 
 }  // namespace autoddl::calib

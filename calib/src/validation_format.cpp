@@ -3,6 +3,7 @@
 // is an InputError naming the JSON path. Steps keep only the keys of their kind.
 #include "autoddl/calib/validation_format.hpp"
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 
 namespace autoddl::calib {
 
@@ -68,6 +70,8 @@ class Obj {
     if (!v.is_number_integer() || v.get<int64_t>() < min) {
       fail(key, "expected an integer >= " + std::to_string(min));
     }
+    // Callers keep most of these in an int: larger values would be truncated, not rejected.
+    if (!json_int_in(v, min, INT_MAX)) fail(key, "expected an integer < 2^31");
     return v.get<int64_t>();
   }
   bool boolean(const char* key) {
@@ -100,8 +104,8 @@ std::vector<int> int_list(Obj& o, const char* key, int min) {
   std::vector<int> out;
   const json& a = o.array(key);
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number_integer() || a[i].get<int64_t>() < min) {
-      o.fail(std::string(key) + "[" + std::to_string(i) + "]", "expected an integer >= " + std::to_string(min));
+    if (!json_int_in(a[i], min, INT_MAX)) {
+      o.fail(std::string(key) + "[" + std::to_string(i) + "]", "expected an integer >= " + std::to_string(min) + " (and < 2^31)");
     }
     out.push_back(a[i].get<int>());
   }
@@ -449,17 +453,8 @@ ValidationResult result_from_json(const json& j, const std::string& source) {
 }
 
 ValidationPlan read_plan_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
-  }
-  return plan_from_json(j, path);
+  const json j = read_json_file(path);
+  return guard_json(path, [&] { return plan_from_json(j, path); });
 }
 
 std::string plan_fingerprint(const ValidationPlan& p) {

@@ -378,7 +378,8 @@ nlohmann::json calibration_to_json(const Calibration& c) {
 }
 
 Calibration load_calibration_file(const std::string& path) {
-  return calibration_from_json(read_json_file(path), path);
+  const nlohmann::json j = read_json_file(path);
+  return guard_json(path, [&] { return calibration_from_json(j, path); });
 }
 
 void save_calibration_file(const std::string& path, const Calibration& c) {

@@ -109,6 +109,10 @@ class Reader {
   void at_least(double x, double lo, const std::string& field) const {
     if (!(x >= lo)) fail(field, "must be >= " + fmt(lo) + " (got " + fmt(x) + ")");
   }
+  // Physical plausibility: bounds far outside any real machine, so that times stay finite.
+  void at_most(double x, double hi, const std::string& field) const {
+    if (!(x <= hi)) fail(field, "must be <= " + fmt(hi) + " (got " + fmt(x) + ")");
+  }
   void fraction(double x, const std::string& field) const {
     if (!(x > 0 && x <= 1)) fail(field, "must be in (0, 1] (got " + fmt(x) + ")");
   }
@@ -168,15 +172,20 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
                           {"hbm_bytes_per_s", &g.hbm_bytes_per_s}}) {
     *dst = r.number(j, p, key);
     r.positive(*dst, join(p, key));
+    r.at_least(*dst, 1e3, join(p, key));
+    r.at_most(*dst, 1e21, join(p, key));
   }
   if (j.contains("peak_flops_fp8")) {
     g.peak_flops_fp8 = r.number(j, p, "peak_flops_fp8");
     r.positive(g.peak_flops_fp8, "gpu.peak_flops_fp8");
+    r.at_least(g.peak_flops_fp8, 1e3, "gpu.peak_flops_fp8");
+    r.at_most(g.peak_flops_fp8, 1e21, "gpu.peak_flops_fp8");
   }
   g.hbm_efficiency = r.number(j, p, "hbm_efficiency");
   r.fraction(g.hbm_efficiency, "gpu.hbm_efficiency");
   g.launch_overhead_s = r.number(j, p, "launch_overhead_s");
   r.non_negative(g.launch_overhead_s, "gpu.launch_overhead_s");
+  r.at_most(g.launch_overhead_s, 1, "gpu.launch_overhead_s");
   g.matmul_efficiency = r.table(j, p, "matmul_efficiency");
   if (j.contains("matmul_efficiency_fp8")) g.matmul_efficiency_fp8 = r.table(j, p, "matmul_efficiency_fp8");
   g.conv_efficiency = r.table(j, p, "conv_efficiency");
@@ -194,9 +203,12 @@ IntraNodeSpec read_intra(const Reader& r, const json& j) {
     r.non_negative(s.bw_bytes_per_s, "intra.bw_bytes_per_s");
   } else {
     r.positive(s.bw_bytes_per_s, "intra.bw_bytes_per_s");
+    r.at_least(s.bw_bytes_per_s, 1e3, "intra.bw_bytes_per_s");
   }
+  r.at_most(s.bw_bytes_per_s, 1e16, "intra.bw_bytes_per_s");
   s.latency_s = r.number(j, p, "latency_s");
   r.non_negative(s.latency_s, "intra.latency_s");
+  r.at_most(s.latency_s, 1, "intra.latency_s");
   s.efficiency = r.number(j, p, "efficiency");
   r.fraction(s.efficiency, "intra.efficiency");
   return s;
@@ -212,14 +224,18 @@ InterNodeSpec read_inter(const Reader& r, const json& j) {
   r.at_least(s.nics_per_node, 1, "inter.nics_per_node");
   s.nic_bw_bytes_per_s = r.number(j, p, "nic_bw_bytes_per_s");
   r.positive(s.nic_bw_bytes_per_s, "inter.nic_bw_bytes_per_s");
+  r.at_least(s.nic_bw_bytes_per_s, 1e3, "inter.nic_bw_bytes_per_s");
+  r.at_most(s.nic_bw_bytes_per_s, 1e16, "inter.nic_bw_bytes_per_s");
   s.latency_s = r.number(j, p, "latency_s");
   r.non_negative(s.latency_s, "inter.latency_s");
+  r.at_most(s.latency_s, 1, "inter.latency_s");
   s.efficiency = r.number(j, p, "efficiency");
   r.fraction(s.efficiency, "inter.efficiency");
   s.topology = r.text(j, p, "topology");
   r.one_of(s.topology, {"star", "fat-tree"}, "inter.topology");
   s.oversubscription = r.number(j, p, "oversubscription");
   r.at_least(s.oversubscription, 1, "inter.oversubscription");
+  r.at_most(s.oversubscription, 1e3, "inter.oversubscription");
   return s;
 }
 
@@ -276,6 +292,9 @@ ClusterSpec cluster_from_json(const json& j, const std::string& source) {
   r.at_least(c.nodes, 1, "nodes");
   c.gpus_per_node = r.integer(j, "", "gpus_per_node");
   r.at_least(c.gpus_per_node, 1, "gpus_per_node");
+  if (int64_t{c.nodes} * c.gpus_per_node > ClusterSpec::kMaxGpus) {
+    r.fail("nodes", "nodes x gpus_per_node must be at most " + std::to_string(ClusterSpec::kMaxGpus));
+  }
   c.gpu = read_gpu(r, j.at("gpu"));
   c.intra = read_intra(r, j.at("intra"));
   c.inter = read_inter(r, j.at("inter"));
@@ -327,7 +346,8 @@ json cluster_to_json(const ClusterSpec& c) {
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  ClusterSpec c = cluster_from_json(read_json_file(path), path);
+  const nlohmann::json j = read_json_file(path);
+  ClusterSpec c = guard_json(path, [&] { return cluster_from_json(j, path); });
   const size_t slash = path.find_last_of('/');
   attach_calibration(c, slash == std::string::npos ? "." : path.substr(0, slash));
   return c;

@@ -7,6 +7,7 @@
 #include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/embedded_presets.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 
 namespace autoddl::costmodel {
 namespace {
@@ -17,13 +18,7 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 ClusterSpec load_preset(const EmbeddedPreset& p) {
   const std::string source = "costmodel/presets/" + std::string(p.name) + ".json";
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(p.json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(source, "", std::string("malformed JSON: ") + e.what());
-  }
-  return cluster_from_json(j, source);
+  return cluster_from_json(parse_json_text(std::string(p.json_text), source), source);
 }
 
 }  // namespace
@@ -57,6 +52,10 @@ ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<int> 
                          "; or a path to a cluster JSON)");
   }
   if (nodes_override) {
+    if (int64_t{*nodes_override} * c.gpus_per_node > ClusterSpec::kMaxGpus) {
+      throw InputError("--nodes", "", "gives more than " + std::to_string(ClusterSpec::kMaxGpus) + " GPUs (got " +
+                                          std::to_string(*nodes_override) + " nodes)");
+    }
     c.nodes = *nodes_override;
     c.sources["nodes"] = "--nodes " + std::to_string(*nodes_override);
   }

@@ -59,6 +59,9 @@ std::string stem_of(const std::string& source) {
   std::string stem = std::filesystem::path(source).stem().string();
   return stem.empty() ? "graph" : stem;
 }
+// Bounds that keep element and byte counts (int64) far from overflow.
+constexpr int64_t kMaxBatch = int64_t{1} << 24;
+constexpr int64_t kMaxElements = int64_t{1} << 48;
 }  // namespace
 
 Graph graph_from_json(const json& j, const std::string& source) {
@@ -68,7 +71,7 @@ Graph graph_from_json(const json& j, const std::string& source) {
   Graph g;
   g.source = source;
   g.name = j.contains("name") ? r.string(j["name"], "name") : stem_of(source);
-  g.batch = r.integer(j["batch"], "batch", 1);
+  g.batch = r.integer(j["batch"], "batch", 1, kMaxBatch);
 
   const json& tensors = r.array(j["tensors"], "tensors");
   std::unordered_map<std::string, int> tensor_index;
@@ -83,9 +86,12 @@ Graph graph_from_json(const json& j, const std::string& source) {
                                  std::to_string(tensor_index[x.name]) + "])");
     }
     const json& shape = r.array(t["shape"], path + ".shape");
+    double elements = 1;
     for (size_t d = 0; d < shape.size(); ++d) {
-      x.shape.push_back(r.integer(shape[d], Reader::at(path + ".shape", d), 1));
+      x.shape.push_back(r.integer(shape[d], Reader::at(path + ".shape", d), 1, kMaxElements));
+      elements *= static_cast<double>(x.shape.back());
     }
+    if (elements > static_cast<double>(kMaxElements)) r.fail(path + ".shape", "more than 2^48 elements");
     std::string dtype = r.string(t["dtype"], path + ".dtype");
     if (!parse_dtype(dtype, x.dtype)) {
       r.fail(path + ".dtype",
@@ -164,7 +170,8 @@ Graph graph_from_json(const json& j, const std::string& source) {
 }
 
 Graph load_graph_file(const std::string& path) {
-  return graph_from_json(read_json_file(path), path);
+  const nlohmann::json j = read_json_file(path);
+  return guard_json(path, [&] { return graph_from_json(j, path); });
 }
 
 json graph_to_json(const Graph& g) {

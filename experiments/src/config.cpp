@@ -249,7 +249,7 @@ TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const s
   }
   if (j.contains("time_limit_s")) t.time_limit_s = cx.positive_number(j["time_limit_s"], f + ".time_limit_s");
   if (j.contains("restarts")) {
-    if (!j["restarts"].is_number_integer() || j["restarts"].get<int>() < 0) cx.fail(f + ".restarts", "must be an integer >= 0");
+    if (!json_int_in(j["restarts"], 0, 1000000)) cx.fail(f + ".restarts", "must be an integer in [0, 1000000]");
     t.restarts = j["restarts"].get<int>();
   }
   if (j.contains("tie_layers")) {
@@ -362,7 +362,8 @@ SweepConfig sweep_config_from_json(const json& j, const std::string& source) {
 }
 
 SweepConfig load_sweep_config(const std::string& path) {
-  return sweep_config_from_json(read_json_file(path), path);
+  const json j = read_json_file(path);
+  return guard_json(path, [&] { return sweep_config_from_json(j, path); });
 }
 
 }  // namespace autoddl::experiments

@@ -72,7 +72,7 @@ MergeSummary merge_sweeps(const std::vector<std::string>& dirs, const std::strin
       sum.missing.push_back(c);
       continue;
     }
-    text += it->second.row.dump() + "\n";
+    text += dump_json(it->second.row) + "\n";
     (it->second.ok() ? sum.ok : sum.failed) += 1;
   }
   sum.cells = static_cast<int>(keys.size());

@@ -53,7 +53,7 @@ ResultLog::~ResultLog() {
 }
 
 void ResultLog::append(const json& row) {
-  const std::string line = row.dump() + "\n";  // dump() escapes newlines: one row, one line
+  const std::string line = dump_json(row) + "\n";  // dump() escapes newlines: one row, one line
   size_t done = 0;
   while (done < line.size()) {  // one write() for any line a local file system takes at once
     const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);

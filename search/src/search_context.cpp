@@ -144,8 +144,8 @@ void SearchContext::configure() {
   // Micro-batch counts to try: every divisor of the batch that is a power of two; with a
   // pipeline, from one per stage up to 8 per stage (more shrink the bubble only slightly).
   std::vector<int> ms;
-  for (int m = stages; m <= g_->batch && (stages == 1 || m <= 8 * stages); m *= 2) {
-    if (g_->batch % m == 0) ms.push_back(m);
+  for (int64_t m = stages; m <= g_->batch && (stages == 1 || m <= 8 * stages); m *= 2) {
+    if (g_->batch % m == 0) ms.push_back(static_cast<int>(m));
   }
   if (ms.empty()) {
     throw InputError("--pipeline-dim", "", "the batch " + std::to_string(g_->batch) + " has no micro-batch count >= " +

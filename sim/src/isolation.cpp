@@ -45,7 +45,8 @@ bool write_all(int fd, const char* data, size_t n) {
   try {
     out = "R" + body();
   } catch (const InputError& e) {
-    out = "I" + nlohmann::json{{"file", e.file()}, {"field", e.field()}, {"reason", e.reason()}}.dump();
+    out = "I" + nlohmann::json{{"file", e.file()}, {"field", e.field()}, {"reason", e.reason()}}.dump(
+                    -1, ' ', false, nlohmann::json::error_handler_t::replace);
   } catch (const std::exception& e) {
     out = std::string("E") + e.what();
   } catch (...) {
@@ -86,11 +87,15 @@ std::string run_in_child(const std::function<std::string()>& body) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // A dead child is reported as one error line (InputError), not an uncaught exception: the
+  // usual cause is a platform too large for the memory or address-space limit.
   if (WIFSIGNALED(status))
-    throw std::runtime_error("simulation crashed (signal " + std::to_string(WTERMSIG(status)) + ": " +
-                             strsignal(WTERMSIG(status)) + ")");
+    throw InputError("simulation", "", "the simulator process died (signal " + std::to_string(WTERMSIG(status)) +
+                                           ": " + strsignal(WTERMSIG(status)) +
+                                           "); the platform may be too large for the memory limit");
   if (data.empty() || (WIFEXITED(status) && WEXITSTATUS(status) != 0))
-    throw std::runtime_error("simulation process failed (exit " + std::to_string(WEXITSTATUS(status)) + ")");
+    throw InputError("simulation", "", "the simulator process failed (exit " +
+                                           std::to_string(WEXITSTATUS(status)) + ")");
   const char tag = data[0];
   data.erase(0, 1);
   if (tag == 'R') return data;

@@ -171,7 +171,7 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
         return;
       }
       std::lock_guard<std::mutex> lock(mu);
-      out << rec.dump() << "\n";
+      out << dump_json(rec) << "\n";
       out.flush();  // a record is complete on disk before it counts (resume)
       ++written;
       ++complete;

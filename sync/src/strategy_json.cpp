@@ -1,5 +1,6 @@
 #include "autoddl/sync/strategy_json.hpp"
 
+#include <climits>
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
@@ -49,6 +50,7 @@ class Reader {
     }
     const json& v = j_.at(key);
     if (!v.is_number_integer()) throw InputError(source_, field(key), "must be an integer");
+    if (!json_int_in(v, INT_MIN, INT_MAX)) throw InputError(source_, field(key), "is out of range for an integer");
     return v.get<int>();
   }
   bool boolean(const std::string& key, bool fallback) const {
@@ -153,7 +155,8 @@ Strategy strategy_from_json(const json& j, const std::string& source) {
 
 Strategy load_strategy_file(const std::string& path, const std::vector<Variable>& vars,
                             const costmodel::ClusterSpec& c) {
-  Strategy s = strategy_from_json(read_json_file(path), path);
+  const nlohmann::json j = read_json_file(path);
+  Strategy s = guard_json(path, [&] { return strategy_from_json(j, path); });
   validate_strategy(s, vars, c, path);
   return s;
 }

@@ -31,7 +31,7 @@ nlohmann::json chrome_trace_json(const ChromeTrace& trace) {
 }
 
 void write_chrome_trace(const std::string& path, const ChromeTrace& trace) {
-  write_file_atomic(path, chrome_trace_json(trace).dump() + "\n");
+  write_file_atomic(path, dump_json(chrome_trace_json(trace)) + "\n");
 }
 
 }  // namespace autoddl::traces

@@ -14,6 +14,8 @@ namespace autoddl::costmodel {
 namespace {
 
 constexpr const char* kFormat = "autoddl-scheme-1";
+// Largest mesh size, micro-batch count, virtual-stage count or chunk a scheme may name.
+constexpr int64_t kMaxSchemeInt = 1 << 20;
 
 struct Reader {
   const std::string& source;
@@ -31,7 +33,8 @@ struct Reader {
     }
   }
   int integer(const nlohmann::json& j, const std::string& field, int lo) const {
-    if (!j.is_number_integer() || j.get<int64_t>() < lo) fail(field, "must be an integer >= " + std::to_string(lo));
+    if (!json_int_in(j, lo, INT64_MAX)) fail(field, "must be an integer >= " + std::to_string(lo));
+    if (!json_int_in(j, lo, kMaxSchemeInt)) fail(field, "is out of range (at most " + std::to_string(kMaxSchemeInt) + ")");
     return j.get<int>();
   }
   std::string string(const nlohmann::json& j, const std::string& field) const {
@@ -104,6 +107,9 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   }
   if (j.contains("pipeline_dim")) {
     if (!j["pipeline_dim"].is_number_integer()) rd.fail("pipeline_dim", "must be an integer (-1 = none)");
+    if (!json_int_in(j["pipeline_dim"], -1, static_cast<int64_t>(s.mesh_shape.size()) - 1)) {
+      rd.fail("pipeline_dim", "must be -1 or a mesh dim index");
+    }
     s.pipeline_dim = j["pipeline_dim"].get<int>();
     if (s.pipeline_dim < -1 || s.pipeline_dim >= static_cast<int>(s.mesh_shape.size())) {
       rd.fail("pipeline_dim", "must be -1 or a mesh dim index");
@@ -215,7 +221,8 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
 }
 
 Scheme load_scheme_file(const std::string& path, const Graph& g, const ClusterSpec& c) {
-  return scheme_from_json(read_json_file(path), g, c, path);
+  const nlohmann::json j = read_json_file(path);
+  return guard_json(path, [&] { return scheme_from_json(j, g, c, path); });
 }
 
 }  // namespace autoddl::costmodel

@@ -10,6 +10,11 @@
 namespace autoddl::costmodel {
 
 namespace {
+// Upper bounds on integer knobs (documented in README): `layers` bounds the graph's size, the
+// rest keep shapes, byte counts and the search's counters far from int64/int overflow.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxKnobValue = int64_t{1} << 24;
+
 std::string join_knob_names(const std::vector<KnobSpec>& specs) {
   std::string out;
   for (const KnobSpec& s : specs) out += (out.empty() ? "" : ", ") + s.name;
@@ -47,6 +52,8 @@ int64_t Knobs::get_int(const std::string& name, int64_t min_value) const {
   if (v < min_value) {
     fail(name, "must be at least " + std::to_string(min_value) + " (got " + text + ")");
   }
+  const int64_t max_value = name == "layers" ? kMaxLayers : kMaxKnobValue;
+  if (v > max_value) fail(name, "must be at most " + std::to_string(max_value) + " (got " + text + ")");
   return v;
 }
 

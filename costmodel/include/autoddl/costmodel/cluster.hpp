@@ -4,6 +4,7 @@
 // cite a source for every number, and the loader keeps the citations so save() round-trips.
 // The loader rejects unknown or missing keys and out-of-range values (InputError).
 #pragma once
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +81,8 @@ struct ClusterSpec {
   std::map<std::string, std::string> sources;
 
   int total_gpus() const { return nodes * gpus_per_node; }
+  // Largest nodes x gpus_per_node accepted from a file or --nodes (keeps GPU counts in int).
+  static constexpr int64_t kMaxGpus = int64_t{1} << 20;
   // All NICs of a node together, per direction, after efficiency.
   double node_nic_bw_bytes_per_s() const {
     return inter.nics_per_node * inter.nic_bw_bytes_per_s * inter.efficiency;

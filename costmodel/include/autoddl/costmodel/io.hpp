@@ -1,19 +1,55 @@
 // File input/output shared by every layer: reading JSON with errors that name the file and
-// the line, and writing results atomically (temp file + rename) so a failed run never leaves a
-// half-written result behind.
+// the field, and writing results atomically (temp file + rename) so a failed run never leaves a
+// half-written result behind. Every loader parses through parse_json_text, which turns all of
+// nlohmann's errors (malformed text, numbers outside the double range, duplicate keys, nesting
+// deeper than kMaxJsonDepth) into InputError(file, "<field path>", reason).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "autoddl/costmodel/error.hpp"
+
 namespace autoddl {
 
+// Limits on input files: only regular files of at most kMaxInputBytes are read, and JSON may
+// nest at most kMaxJsonDepth objects/arrays deep.
+inline constexpr int64_t kMaxInputBytes = int64_t{256} << 20;
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses JSON text from `source` (a file name for messages); throws InputError(source, field, reason).
+nlohmann::json parse_json_text(const std::string& text, const std::string& source);
 // Reads and parses a JSON file; throws InputError(path, "", reason) if missing or malformed.
 nlohmann::json read_json_file(const std::string& path);
-// Reads a whole text file; throws InputError(path, "", reason) if it cannot be read.
+// Reads a whole regular file of at most kMaxInputBytes; throws InputError(path, "", reason).
 std::string read_text_file(const std::string& path);
 // Writes `text` to `path` via `path.tmp.<pid>` + rename; throws InputError(path, "", reason).
 void write_file_atomic(const std::string& path, const std::string& text);
 void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent = 2);
+// j.dump(indent) that never throws on invalid UTF-8 in strings (bytes become U+FFFD).
+std::string dump_json(const nlohmann::json& j, int indent = -1);
+
+// True when `v` is a JSON integer in [lo, hi] (unsigned values beyond int64 included).
+inline bool json_int_in(const nlohmann::json& v, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    return hi >= 0 && u <= static_cast<uint64_t>(hi) && (lo <= 0 || u >= static_cast<uint64_t>(lo));
+  }
+  const int64_t x = v.get<int64_t>();
+  return x >= lo && x <= hi;
+}
+
+// Runs `load()` and turns any nlohmann error a loader lets through (a value of the wrong type
+// read without a check) into InputError(source, "", reason), so callers see one error type.
+template <class F>
+auto guard_json(const std::string& source, F&& load) -> decltype(load()) {
+  try {
+    return load();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(source, "", std::string("unexpected JSON value (") + e.what() + ")");
+  }
+}
 
 }  // namespace autoddl

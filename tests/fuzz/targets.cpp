@@ -1,0 +1,191 @@
+// The fuzz targets (targets.hpp). Each parses through parse_json_text / parse_nccl_tests as the
+// CLI does, then runs the first consumer: evaluate a scheme, fit a calibration, price a
+// collective, expand a sweep. Invariant: times and bytes of an accepted input are finite and >= 0.
+#include "targets.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+
+#include "autoddl/calib/fit.hpp"
+#include "autoddl/calib/measurements.hpp"
+#include "autoddl/calib/nccl_tests_parser.hpp"
+#include "autoddl/calib/validation_compare.hpp"
+#include "autoddl/calib/validation_format.hpp"
+#include "autoddl/calib/validation_plan.hpp"
+#include "autoddl/costmodel/calibration.hpp"
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/graph_json.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/scheme_json.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+#include "autoddl/experiments/config.hpp"
+#include "autoddl/experiments/matrix.hpp"
+#include "autoddl/sync/analytical.hpp"
+#include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/variables.hpp"
+
+namespace autoddl::fuzz {
+namespace {
+
+using costmodel::ClusterSpec;
+using costmodel::Graph;
+
+[[noreturn]] void broken(const std::string& what) {
+  std::fprintf(stderr, "fuzz invariant broken: %s\n", what.c_str());
+  std::abort();
+}
+
+void check_time(double v, const char* what) {
+  if (!std::isfinite(v) || v < 0) broken(std::string(what) + " = " + std::to_string(v));
+}
+
+const ClusterSpec& dgx() {
+  static const ClusterSpec c = costmodel::resolve_cluster("dgx-a100", 1);
+  return c;
+}
+const Graph& gpt2() {
+  static const Graph g = costmodel::build_zoo_model("gpt", {{"layers", "2"}});
+  return g;
+}
+const Graph& mlp() {
+  static const Graph g = costmodel::build_zoo_model("mlp", {});
+  return g;
+}
+
+void check_report(const costmodel::CostReport& r) {
+  check_time(r.iteration_s, "iteration_s");
+  check_time(r.compute_s, "compute_s");
+  check_time(r.comm_exposed_s, "comm_exposed_s");
+  check_time(r.bubble_s, "bubble_s");
+  check_time(r.peak_memory_bytes, "peak_memory_bytes");
+}
+
+void run_graph(const std::string& data) {
+  const Graph g = costmodel::graph_from_json(parse_json_text(data, "graph.json"), "graph.json");
+  check_report(costmodel::evaluate(g, dgx(), costmodel::make_scheme("dp", g, dgx(), {})));
+}
+
+void run_cluster(const std::string& data) {
+  const ClusterSpec c = costmodel::cluster_from_json(parse_json_text(data, "cluster.json"), "cluster.json");
+  const int ranks = c.total_gpus() < 16 ? c.total_gpus() : 16;
+  for (double bytes : {8.0, 1e6, 1e9}) {
+    check_time(costmodel::collective_time(c, costmodel::CollectiveKind::all_reduce,
+                                          costmodel::contiguous_group(c, ranks), bytes).time_s,
+               "all_reduce time_s");
+  }
+  check_report(costmodel::evaluate(mlp(), c, costmodel::make_scheme("dp", mlp(), c, {})));
+}
+
+void run_scheme(const std::string& data) {
+  const costmodel::Scheme s =
+      costmodel::scheme_from_json(parse_json_text(data, "scheme.json"), gpt2(), dgx(), "scheme.json");
+  check_report(costmodel::evaluate(gpt2(), dgx(), s));
+}
+
+void run_calibration(const std::string& data) {
+  costmodel::calibration_from_json(parse_json_text(data, "calibration.json"), "calibration.json");
+  // Accepted: attach it to a cluster as `calibration_file` does, and price with it.
+  static const std::string path = "/tmp/autoddl-fuzz-calibration-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+  ClusterSpec c = dgx();
+  c.calibration_file = path;
+  costmodel::attach_calibration(c, ".");
+  check_time(costmodel::collective_time(c, costmodel::CollectiveKind::all_reduce, costmodel::contiguous_group(c, 8),
+                                        1e6).time_s,
+             "calibrated all_reduce time_s");
+  check_report(costmodel::evaluate(mlp(), c, costmodel::make_scheme("dp", mlp(), c, {})));
+}
+
+// What `autoddl fit` does after loading: fit, then the calibration must survive its own loader.
+void fit_and_reload(const std::vector<calib::NcclTestsRun>& runs, const std::vector<calib::MeasurementFile>& files) {
+  calib::FitOptions opt;
+  opt.date = "2025-01-01T00:00:00Z";
+  const calib::FitResult r = calib::fit_calibration(runs, files, opt);
+  (void)calib::format_fit_report(r);
+  costmodel::calibration_from_json(parse_json_text(dump_json(costmodel::calibration_to_json(r.calibration)), "fit"),
+                                   "fit");
+}
+
+void run_measurement(const std::string& data) {
+  calib::MeasurementFile m = calib::measurements_from_json(parse_json_text(data, "m.json"), "m.json");
+  fit_and_reload({}, {m});
+}
+
+void run_nccl_tests(const std::string& data) {
+  fit_and_reload(calib::parse_nccl_tests(data, "nccl.txt", std::nullopt), {});
+}
+
+void run_sync_strategy(const std::string& data) {
+  const sync::Strategy s = sync::strategy_from_json(parse_json_text(data, "strategy.json"), "strategy.json");
+  static const std::vector<sync::Variable> vars = sync::extract_variables(mlp());
+  static const ClusterSpec c = costmodel::resolve_cluster("autosync-b");
+  sync::validate_strategy(s, vars, c, "strategy.json");
+  const sync::Evaluation e = sync::evaluate_analytical(mlp(), vars, s, c);
+  check_time(e.iteration_s, "sync iteration_s");
+  check_time(e.exposed_sync_s, "sync exposed_sync_s");
+  (void)dump_json(sync::evaluation_to_json(e));
+}
+
+void run_sweep_config(const std::string& data) {
+  const experiments::SweepConfig cfg =
+      experiments::sweep_config_from_json(parse_json_text(data, "sweep.json"), "sweep.json");
+  for (const experiments::Cell& cell : experiments::expand_cells(cfg)) {
+    if (cell.key.size() != 16) broken("cell key " + cell.key);
+    (void)experiments::describe(cell.inputs);
+  }
+}
+
+// `autoddl validate --measured`: the plan of tests/cli/validate_measured, then the comparison.
+void run_validation_result(const std::string& data) {
+  const calib::ValidationResult r = calib::result_from_json(parse_json_text(data, "measured.json"), "measured.json");
+  static const ClusterSpec c = costmodel::resolve_cluster("dgx-h100", 1);
+  static const Graph g = costmodel::build_zoo_model(
+      "gpt", {{"layers", "1"}, {"hidden", "128"}, {"heads", "4"}, {"seq", "64"}, {"vocab", "512"}, {"batch", "4"}});
+  static const calib::PlanBuild plan = calib::make_validation_plan(g, c, costmodel::make_scheme("dp", g, c, {1}));
+  const calib::Comparison cmp = calib::compare_validation(plan.plan, r, "measured.json");
+  (void)calib::format_comparison(cmp, 5);
+  nlohmann::json j = cmp;
+  (void)dump_json(j);
+}
+
+}  // namespace
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = {
+      {"graph", run_graph},           {"cluster", run_cluster},         {"scheme", run_scheme},
+      {"calibration", run_calibration}, {"measurement", run_measurement}, {"nccl_tests", run_nccl_tests},
+      {"sync_strategy", run_sync_strategy}, {"sweep_config", run_sweep_config},
+      {"validation_result", run_validation_result},
+  };
+  return all;
+}
+
+const Target* find_target(std::string_view format) {
+  for (const Target& t : targets()) {
+    if (format == t.format) return &t;
+  }
+  return nullptr;
+}
+
+void run_checked(const Target& t, const std::string& data) {
+  try {
+    t.run(data);
+  } catch (const InputError&) {
+    // rejected cleanly: fine
+  } catch (const std::exception& e) {
+    broken(std::string(t.format) + ": exception other than InputError: " + e.what());
+  } catch (...) {
+    broken(std::string(t.format) + ": non-standard exception");
+  }
+}
+
+}  // namespace autoddl::fuzz
