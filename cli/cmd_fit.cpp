@@ -83,7 +83,17 @@ int run_fit(const FitArgs& a) {
     runs.insert(runs.end(), r.begin(), r.end());
   }
   std::vector<calib::MeasurementFile> files;
-  for (const std::string& f : a.measurements) files.push_back(calib::load_measurement_file(f));
+  for (const std::string& f : a.measurements) {
+    std::string why_not;
+    if (auto m = calib::load_measurement_file_if_any(f, why_not)) {
+      files.push_back(std::move(*m));
+    } else {
+      std::fprintf(stderr, "autoddl fit: note: skipping %s: %s\n", safe_text(f).c_str(), safe_text(why_not).c_str());
+    }
+  }
+  if (runs.empty() && files.empty()) {
+    throw InputError("--measurements", "", "nothing to fit: none of the files is a measurement file");
+  }
 
   calib::FitOptions opt;
   opt.bands.holdout_every = a.holdout;

@@ -111,4 +111,17 @@ MeasurementFile load_measurement_file(const std::string& path) {
   return guard_json(path, [&] { return measurements_from_json(j, path); });
 }
 
+std::optional<MeasurementFile> load_measurement_file_if_any(const std::string& path, std::string& why_not) {
+  const nlohmann::json j = read_json_file(path);
+  if (!j.is_object() || !j.contains("format")) {
+    why_not = "not a measurement file (no \"format\": \"" + std::string(kFormat) + "\")";
+    return std::nullopt;
+  }
+  if (!j.at("format").is_string() || j.at("format").get<std::string>() != kFormat) {
+    why_not = "not a measurement file (format " + j.at("format").dump() + ", not \"" + std::string(kFormat) + "\")";
+    return std::nullopt;
+  }
+  return guard_json(path, [&] { return measurements_from_json(j, path); });
+}
+
 }  // namespace autoddl::calib

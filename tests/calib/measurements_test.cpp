@@ -78,3 +78,22 @@ TEST_CASE("a measured row needs a positive time", "[calib][measurements]") {
   CHECK(load_error(file({row("all_reduce", 1024, 0)})) ==
         "m.json: rows[0].time_us: must be positive in a row that was measured");
 }
+
+TEST_CASE("fit takes a calibrate folder as written: files of another format are skipped with the reason",
+          "[calib][measurements]") {
+  // What `autoddl calibrate --out DIR` leaves beside the measurements (issue 16, defect 1).
+  const std::string dir = std::string(AUTODDL_SOURCE_DIR) + "/tests/cli/data/calibrate_out/";
+  std::string why;
+  CHECK_FALSE(autoddl::calib::load_measurement_file_if_any(dir + "gpu_info.json", why));
+  CHECK(why.find("not a measurement file") != std::string::npos);
+  why.clear();
+  CHECK_FALSE(autoddl::calib::load_measurement_file_if_any(dir + "trace_gemm.json", why));
+  CHECK_FALSE(why.empty());
+  const auto m = autoddl::calib::load_measurement_file_if_any(dir + "gemm_cublaslt.json", why);
+  REQUIRE(m);
+  CHECK(m->benchmark == "gemm_cublaslt");
+  // A file that claims the format but is malformed is still an error, not a skip.
+  CHECK_THROWS_AS(autoddl::calib::load_measurement_file_if_any(
+                      std::string(AUTODDL_SOURCE_DIR) + "/tests/fuzz/regressions/measurement/ranks_2_32.json", why),
+                  autoddl::InputError);
+}

@@ -44,5 +44,11 @@ struct MeasurementFile {
 // Strict: unknown or missing keys give InputError(source, "<field path>", reason).
 MeasurementFile measurements_from_json(const nlohmann::json& j, const std::string& source);
 MeasurementFile load_measurement_file(const std::string& path);
+// The same for a file that may be something else `autoddl calibrate` writes beside the
+// measurements (gpu_info.json, a CUPTI trace): a JSON object whose "format" is not
+// "autoddl-measurements/1" (or that has none) gives nullopt and says why in `why_not`, so that
+// `fit --measurements OUT/*.json` takes the folder as written. A file that claims the format
+// but is malformed is still an InputError.
+std::optional<MeasurementFile> load_measurement_file_if_any(const std::string& path, std::string& why_not);
 
 }  // namespace autoddl::calib
