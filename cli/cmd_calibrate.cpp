@@ -12,7 +12,9 @@
 #include <iostream>
 #include <memory>
 
+#include "autoddl/calib/calibrate_plan.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
 
@@ -23,22 +25,6 @@ namespace autoddl::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// One row per microbenchmark program, in the order they run (cheap ones first).
-struct Bench {
-  const char* program;
-  const char* what;
-};
-constexpr Bench kBenches[] = {
-    {"hbm_copy", "HBM copy / scale / triad bandwidth and launch overhead"},
-    {"gemm_cublaslt", "cuBLASLt GEMM over an (M, N, K) grid, fp32 / fp16 / bf16"},
-    {"conv_cudnn", "cuDNN convolution, VGG-16 and ResNet-50 layers"},
-    {"nccl_all_reduce", "NCCL all-reduce, 8 B to 1 GiB"},
-    {"nccl_all_gather", "NCCL all-gather, 8 B to 1 GiB"},
-    {"nccl_reduce_scatter", "NCCL reduce-scatter, 8 B to 1 GiB"},
-    {"nccl_all_to_all", "NCCL all-to-all, 8 B to 1 GiB"},
-    {"nccl_send_recv", "NCCL send/recv ring, 8 B to 1 GiB"},
-};
 
 struct CalibrateArgs {
   std::string out = "calib-out";
@@ -93,25 +79,33 @@ int run_calibrate(const CalibrateArgs& a) {
   fs::remove_all(scratch, ec);
   std::cout << summary << "\n";
 
+  // GPUs on this node (gpu_info's device list), for the NCCL group-size sweep.
+  int gpus = 1;
+  try {
+    const nlohmann::json info = read_json_file((out / "gpu_info.json").string());
+    if (info.contains("devices") && info["devices"].is_array()) gpus = std::max<int>(1, static_cast<int>(info["devices"].size()));
+  } catch (const InputError&) {
+    // an unreadable device list: run the NCCL programs at world size 1
+  }
   int failures = 0;
-  for (const Bench& b : kBenches) {
-    if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), b.program) == a.only.end()) continue;
-    fs::path exe = bin / b.program;
+  for (const calib::PlannedRun& r : calib::calibration_plan(gpus, a.quick, a.only)) {
+    fs::path exe = bin / r.program;
     if (!fs::exists(exe)) {
-      std::cout << b.program << ": not built, skipped\n";
+      std::cout << r.stem << ": not built, skipped\n";
       continue;
     }
-    std::vector<std::string> argv = {exe.string(), "--json", (out / (std::string(b.program) + ".json")).string()};
-    if (a.quick) argv.push_back("--quick");
-    std::cout << b.program << ": " << b.what << " ... " << std::flush;
+    std::vector<std::string> argv = {exe.string()};
+    argv.insert(argv.end(), r.args.begin(), r.args.end());
+    argv.insert(argv.end(), {"--json", (out / (r.stem + ".json")).string()});
+    std::cout << r.stem << ": " << r.what << " ... " << std::flush;
     auto t0 = std::chrono::steady_clock::now();
-    int rc = run_logged(argv, out / (std::string(b.program) + ".txt"));
+    int rc = run_logged(argv, out / (r.stem + ".txt"));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rc == 0) {
       std::printf("ok (%.1f s)\n", s);
     } else {
       ++failures;
-      std::printf("failed (exit %d), see %s\n", rc, (out / (std::string(b.program) + ".txt")).c_str());
+      std::printf("failed (exit %d), see %s\n", rc, (out / (r.stem + ".txt")).c_str());
     }
     std::fflush(stdout);
   }
