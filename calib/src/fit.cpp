@@ -239,9 +239,19 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
   for (const char* name : {"copy", "scale", "triad", "memcpy"}) {
     auto it = copies.find(name);
     if (it == copies.end()) continue;
-    std::vector<SizeTime> merged = merge_sizes(it->second);
+    std::vector<SizeTime> merged;
+    int in_cache = 0;
+    for (const SizeTime& st : merge_sizes(it->second)) {
+      if (st.bytes >= opt.hbm_min_bytes) merged.push_back(st);
+      else ++in_cache;
+    }
+    if (in_cache > 0) {
+      out.notes.push_back(std::string(name) + ": " + std::to_string(in_cache) + " sizes under " +
+                          std::to_string(static_cast<long long>(opt.hbm_min_bytes / (1 << 20))) +
+                          " MiB moved left out of the bandwidth fit (they can stay in L2)");
+    }
     if (merged.size() < 2) {
-      out.notes.push_back(std::string(name) + ": fewer than two sizes, no bandwidth fit");
+      out.notes.push_back(std::string(name) + ": fewer than two sizes above the L2 cut-off, no bandwidth fit");
       continue;
     }
     out.hbm.push_back({name, fit_hbm(merged)});

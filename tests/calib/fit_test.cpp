@@ -183,3 +183,26 @@ TEST_CASE("the fit report has a units row and one row per band", "[calib][fit]")
   for (const auto& c : r.collectives) rows += c.fit.bands.size();
   CHECK(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) >= rows + 2);
 }
+
+TEST_CASE("HBM bandwidth is fitted on copies above the L2 cut-off, not on buffers that stay in L2",
+          "[calib][fit]") {
+  // Small buffers reused by the benchmark stay in L2 and run at several times the HBM rate.
+  MeasurementFile m;
+  m.path = "hbm.json";
+  m.device = "NVIDIA H100";
+  for (double moved = 1 << 20; moved <= 4.0 * (1 << 30); moved *= 2) {
+    MeasurementRow r;
+    r.name = "copy";
+    r.size_bytes = moved;
+    const double bw = moved < 100e6 ? 12e12 : 3.0e12;  // L2 under ~50 MB buffers, HBM above
+    r.time_us = moved / bw * 1e6 + 3;
+    m.rows.push_back(r);
+  }
+  FitOptions opt;
+  const FitResult r = fit_calibration({}, {m}, opt);
+  CHECK(r.calibration.memory.hbm_bytes_per_s == Approx(3.0e12).epsilon(1e-6));
+  CHECK(std::any_of(r.notes.begin(), r.notes.end(),
+                    [](const std::string& n) { return n.find("left out of the bandwidth fit") != std::string::npos; }));
+  opt.hbm_min_bytes = 0;  // every size: the L2 points pull the fitted bandwidth up
+  CHECK(fit_calibration({}, {m}, opt).calibration.memory.hbm_bytes_per_s > 1.05 * 3.0e12);
+}

@@ -27,6 +27,10 @@ struct FitOptions {
   EfficiencyFitOptions efficiency;  // holdout_every is taken from bands.holdout_every
   std::string command;              // provenance
   std::string date;                 // provenance; empty = now (UTC)
+  // HBM bandwidth is fitted only on copies that move at least this many bytes (read + written):
+  // smaller buffers stay in L2 when the benchmark reuses them (A100: 40 MB, H100/H200: 50 MB of
+  // L2, NVIDIA's architecture whitepapers) and would inflate the fit (issue 16, defect 4).
+  double hbm_min_bytes = 256.0 * 1024 * 1024;
 };
 
 struct CollectiveFitRow {
