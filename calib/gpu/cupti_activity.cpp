@@ -163,6 +163,15 @@ const std::string& ActivityRecorder::init() {
 
 bool ActivityRecorder::start() {
   if (!init().empty()) return false;
+  // A whole-run trace (keep_all, cupti_tracer) keeps CUPTI on between passes, so records of
+  // everything since the last stop (warm-up, timed iterations, buffer fills and checks) are
+  // pending: drop them here, or stop() would divide them by this pass's iterations (kernel_us
+  // came out ~6x too large; issue 16, defect 2). They stay in all() for the trace.
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_pending.clear();
+  }
   for (CUpti_ActivityKind k : kKinds) {
     CUptiResult r = cuptiActivityEnable(k);
     if (r != CUPTI_SUCCESS) {

@@ -30,7 +30,9 @@ class ActivityRecorder {
   static ActivityRecorder& instance();
   // Registers the buffer callbacks once; "" on success, else why CUPTI cannot be used.
   const std::string& init();
-  bool start();               // enables the activity kinds; false if CUPTI is unusable
+  // Enables the activity kinds after dropping records still pending from before (a whole-run
+  // trace keeps CUPTI on between passes); false if CUPTI is unusable.
+  bool start();
   // Disables (unless keep_all: a whole-run trace stays on), flushes, returns the records since
   // the last stop.
   std::vector<ActivityRecord> stop();
