@@ -7,9 +7,11 @@
 #include <string>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
+  autoddl::install_temp_cleanup();
   CLI::App app{
       "autoddl: find fast parallelization and synchronization schemes for training a model on a "
       "GPU cluster, and show how sure we are (analytical model, SimGrid, real GPUs).",

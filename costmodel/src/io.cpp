@@ -3,9 +3,13 @@
 // deep) names the field it happened in; nlohmann's parser itself is iterative (no recursion).
 #include "autoddl/costmodel/io.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -132,23 +136,81 @@ std::string dump_json(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+// The temporary being written, for the signal handler: a fixed buffer (no allocation in the
+// handler), published with an atomic flag. One write at a time per process.
+char g_tmp_path[4096];
+std::atomic<bool> g_tmp_live{false};
+
+void unlink_temp_and_die(int sig) {
+  if (g_tmp_live.load()) ::unlink(g_tmp_path);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Removes `<name>.tmp.<pid>` beside `path` whose process is gone (kill(pid, 0) says ESRCH).
+void sweep_stale_temps(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+void install_temp_cleanup() {
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction sa {};
+    sa.sa_handler = unlink_temp_and_die;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, "", std::string("cannot write: ") + std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InputError(path, "", "write failed");
-    }
+  sweep_stale_temps(path);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const bool tracked = tmp.size() < sizeof g_tmp_path;
+  if (tracked) {
+    std::memcpy(g_tmp_path, tmp.c_str(), tmp.size() + 1);
+    g_tmp_live.store(true);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
+  auto fail = [&](const std::string& why) {
     std::remove(tmp.c_str());
-    throw InputError(path, "", std::string("cannot rename into place: ") + std::strerror(err));
+    g_tmp_live.store(false);
+    throw InputError(path, "", why);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    g_tmp_live.store(false);
+    throw InputError(path, "", std::string("cannot write: ") + std::strerror(errno));
   }
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      fail(std::string("write failed: ") + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  // Durable before it becomes visible: a crash after the rename never shows a truncated file.
+  if (::fsync(fd) != 0 || ::close(fd) != 0) fail(std::string("write failed: ") + std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(std::string("cannot rename into place: ") + std::strerror(errno));
+  g_tmp_live.store(false);
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent) {

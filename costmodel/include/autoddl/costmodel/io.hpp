@@ -24,8 +24,13 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
 nlohmann::json read_json_file(const std::string& path);
 // Reads a whole regular file of at most kMaxInputBytes; throws InputError(path, "", reason).
 std::string read_text_file(const std::string& path);
-// Writes `text` to `path` via `path.tmp.<pid>` + rename; throws InputError(path, "", reason).
+// Writes `text` to `path` via `path.tmp.<pid>`, fsync and rename; throws InputError(path, "",
+// reason). Temporaries of `path` left by a process that no longer runs (a SIGKILL mid-write)
+// are removed first; with install_temp_cleanup(), SIGINT and SIGTERM remove the ones in flight.
 void write_file_atomic(const std::string& path, const std::string& text);
+// Installs SIGINT/SIGTERM handlers that unlink this process's in-flight temporaries, then die
+// of the signal as before. The CLI calls it once at start.
+void install_temp_cleanup();
 void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent = 2);
 // j.dump(indent) that never throws on invalid UTF-8 in strings (bytes become U+FFFD).
 std::string dump_json(const nlohmann::json& j, int indent = -1);
