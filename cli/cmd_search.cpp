@@ -76,8 +76,8 @@ std::optional<double> gap_of(const search::SearchResult& r) {
   return std::max(0.0, (*obj - *r.bound_s) / *obj);
 }
 
-void print_table(const search::SearchRun& run, const costmodel::Graph& g, int top) {
-  const search::SearchResult* ref = best_expert(run);
+// `ref`: the fastest feasible baseline (best_expert), the speedups' reference; may be null.
+void print_table(const search::SearchRun& run, const costmodel::Graph& g, int top, const search::SearchResult* ref) {
   std::printf("%4s  %-9s %12s %9s %10s %9s %9s %8s  %s\n", "rank", "method", "iteration", "vs expert", "peak mem",
               "feasible", "search", "obj gap", "note");
   int rank = 0;
@@ -215,7 +215,8 @@ int run_search_cmd(const SearchCliOptions& opt) {
                 run.config["seconds"].get<double>());
   }
   std::printf("\n");
-  print_table(run, g, opt.top);
+  const search::SearchResult* ref = best_expert(run);
+  print_table(run, g, opt.top, ref);
   const search::SearchResult* best = run.results.empty() || !run.results.front().unavailable.empty()
                                          ? nullptr
                                          : &run.results.front();
@@ -224,7 +225,6 @@ int run_search_cmd(const SearchCliOptions& opt) {
   if (best) {
     std::printf("\nbest: %s, %s per iteration%s", best->method.c_str(), human_seconds(best->report.iteration_s).c_str(),
                 best->report.feasible ? "" : " (INFEASIBLE: nothing fits)");
-    const search::SearchResult* ref = best_expert(run);
     if (ref && best->report.feasible) {
       std::printf(", %.2fx over the best expert (%s)", ref->report.iteration_s / best->report.iteration_s, ref->method.c_str());
     }
@@ -233,7 +233,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
       std::printf("ILP lower bound on the search's table objective (its additive surrogate of the iteration): %s\n",
                   human_seconds(*run.ilp_bound_s).c_str());
     }
-    if (opt.explain) print_explain(*best, g, best_expert(run));
+    if (opt.explain) print_explain(*best, g, ref);
     if (!opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
   }
   if (!opt.json_file.empty()) {
@@ -241,14 +241,14 @@ int run_search_cmd(const SearchCliOptions& opt) {
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
                         {"tie_layers", opt.tie_layers}, {"zero_storage", so.zero_storage}};
     j["results"] = nlohmann::json::array();
-    for (const auto& r : run.results) j["results"].push_back(result_json(r, dp, best_expert(run)));
+    for (const auto& r : run.results) j["results"].push_back(result_json(r, dp, ref));
     j["skipped"] = nlohmann::json::array();
     for (const auto& [m, why] : run.skipped) j["skipped"].push_back({{"method", m}, {"reason", why}});
     if (!run.config.is_null()) j["tables"] = run.config;
     if (run.ilp_bound_s) j["ilp_bound_s"] = *run.ilp_bound_s;
     if (best) {
-      j["best"] = result_json(*best, dp, best_expert(run));
-      if (const search::SearchResult* ref = best_expert(run)) j["best_expert"] = ref->method;
+      j["best"] = result_json(*best, dp, ref);
+      if (ref) j["best_expert"] = ref->method;
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
     }
     write_json_atomic(opt.json_file, j);
