@@ -6,22 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "autoddl/costmodel/io.hpp"
+#include "sweep_fixture.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("autoddl_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 std::vector<std::string> entries(const fs::path& d) {
   std::vector<std::string> out;
@@ -32,22 +25,25 @@ std::vector<std::string> entries(const fs::path& d) {
 }  // namespace
 
 TEST_CASE("a search killed mid-run leaves no result file and no temporary", "[experiments][atomic]") {
-  for (const char* sig : {"KILL", "TERM"}) {
-    INFO("SIG" << sig);
-    const fs::path d = fresh_dir(std::string("kill_") + sig);
-    const std::string cmd = "sh -c '" + std::string(AUTODDL_BINARY) +
-                            " search --model gpt --set layers=96,hidden=12288,heads=96,seq=2048,vocab=51200,batch=1024"
-                            " --cluster dgx-a100 --nodes 16 --json " + (d / "r.json").string() + " --out " +
-                            (d / "s.json").string() + " > /dev/null 2>&1 & p=$!; sleep 1; kill -" + sig +
-                            " $p; wait $p; exit 0'";
-    REQUIRE(std::system(cmd.c_str()) == 0);
+  for (int sig : {SIGKILL, SIGTERM}) {
+    INFO("signal " << sig);
+    const fs::path d = sweep_test::scratch("kill_" + std::to_string(sig));
+    const fs::path log = d.string() + ".log";  // beside the folder, which must stay empty
+    const pid_t p = sweep_test::spawn_autoddl(
+        {"search", "--model", "gpt", "--set", "layers=96,hidden=12288,heads=96,seq=2048,vocab=51200,batch=1024",
+         "--cluster", "dgx-a100", "--nodes", "16", "--json", (d / "r.json").string(), "--out", (d / "s.json").string()},
+        log.string());
+    ::sleep(1);
+    ::kill(p, sig);
+    CHECK(sweep_test::wait_exit(p) == 128 + sig);  // killed mid-search, not finished
     CHECK(entries(d).empty());
     fs::remove_all(d);
+    fs::remove(log);
   }
 }
 
 TEST_CASE("the next write sweeps a temporary left by a dead process", "[experiments][atomic]") {
-  const fs::path d = fresh_dir("sweep_tmp");
+  const fs::path d = sweep_test::scratch("sweep_tmp");
   const pid_t child = ::fork();
   if (child == 0) _exit(0);
   REQUIRE(child > 0);
