@@ -1,4 +1,4 @@
-// Built-in cluster presets (costmodel/presets/*.json, compiled in by embedded_presets()) and the
+// Built-in cluster presets (costmodel/cluster/presets/*.json, compiled in by embedded_presets()) and the
 // `--cluster NAME|FILE.json [--nodes N]` lookup every command shares. Kept apart from the JSON
 // reader (cluster.cpp) because this is the CLI-facing naming of clusters, not their schema.
 #include <algorithm>
@@ -17,7 +17,7 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 ClusterSpec load_preset(const EmbeddedPreset& p) {
-  const std::string source = "costmodel/presets/" + std::string(p.name) + ".json";
+  const std::string source = "costmodel/cluster/presets/" + std::string(p.name) + ".json";
   return cluster_from_json(parse_json_text(std::string(p.json_text), source), source);
 }
 
