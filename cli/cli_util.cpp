@@ -12,6 +12,7 @@
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/graph_json.hpp"
+#include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 
@@ -71,6 +72,16 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs) 
     return costmodel::load_graph_file(model);
   }
   return costmodel::build_zoo_model(model, costmodel::parse_knob_list(knobs));
+}
+
+costmodel::SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,
+                                           const std::string& spec, const costmodel::ClusterSpec& cluster,
+                                           const std::string& mesh) {
+  const std::vector<int> mesh_shape = mesh.empty() ? std::vector<int>{} : costmodel::parse_mesh_shape(mesh);
+  costmodel::SchemedModel m =
+      costmodel::make_schemed_model(load_model(model, knobs), model, knobs, spec, cluster, mesh_shape);
+  if (!m.note.empty()) std::cerr << "autoddl: note: " << m.note << "\n";
+  return m;
 }
 
 CLI::Validator non_negative_integer() {

@@ -10,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/schemed_model.hpp"
 
 namespace autoddl::cli {
 
@@ -27,6 +29,11 @@ void emit_json(const nlohmann::json& j, const std::string& file);
 
 // A zoo model name with --set knobs, or a path to a graph JSON (then --set must be empty).
 costmodel::Graph load_model(const std::string& model, const std::string& knobs);
+// The model --model/--set costed by --scheme over --mesh (text; empty: the scheme's default),
+// padded where costmodel::make_schemed_model pads it; prints its note, if any, on stderr.
+costmodel::SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,
+                                           const std::string& spec, const costmodel::ClusterSpec& cluster,
+                                           const std::string& mesh);
 // CLI11 check for seeds and counts: text of a non-negative integer ("-1" is rejected, not wrapped).
 CLI::Validator non_negative_integer();
 

@@ -11,7 +11,6 @@
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "cli_util.hpp"
-#include "schemed_model.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {

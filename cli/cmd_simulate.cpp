@@ -14,7 +14,6 @@
 #include "autoddl/sim/report.hpp"
 #include "autoddl/sim/trace.hpp"
 #include "cli_util.hpp"
-#include "schemed_model.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {

@@ -18,7 +18,6 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "cli_util.hpp"
-#include "schemed_model.hpp"
 #include "commands.hpp"
 
 extern char** environ;

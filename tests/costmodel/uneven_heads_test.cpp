@@ -1,6 +1,6 @@
 // Megatron with a tp that does not divide the attention heads: the core model refuses it, as
-// Megatron-LM does; the CLI costs the uneven head split by padding heads (heads_pad = tp), so
-// that every rank is priced as the busiest, and reports the model as given.
+// Megatron-LM does; make_schemed_model (and so the CLI) costs the uneven head split by padding
+// heads (heads_pad = tp), so that every rank is priced as the busiest, and reports the model as given.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/schemed_model.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 
 using namespace autoddl::costmodel;
@@ -72,4 +73,31 @@ TEST_CASE("autoddl cost prices tp not dividing heads as the padded model and rep
   CHECK(p["params"].get<double>() > a["params"].get<double>());
   // An explicit heads_pad is the user's model: no second guess, Megatron's refusal stands.
   CHECK(run("cost --model gpt --set " + knobs + ",heads_pad=1" + common) == 2);
+}
+
+TEST_CASE("make_schemed_model pads a zoo model's heads for tp, says so, and counts the model as given",
+          "[costmodel][megatron]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const std::string spec = "megatron:tp=8,pp=1,dp=2";
+  const std::string knobs = "layers=2,hidden=768,heads=12,batch=64";
+  const Graph given = build_zoo_model("gpt", parse_knob_list(knobs));
+  const SchemedModel m = make_schemed_model(given, "gpt", knobs, spec, c, {});
+  CHECK(m.note.find("uneven head split") != std::string::npos);
+  CHECK(m.note.find("heads_pad=8") != std::string::npos);
+  CHECK(m.params == static_cast<double>(given.parameter_count()));
+  CHECK(m.forward_flops == given.forward_flops());
+  CHECK(m.graph.parameter_count() == build_zoo_model("gpt", parse_knob_list(knobs + ",heads_pad=8")).parameter_count());
+  CostReport r = evaluate(m.graph, c, m.scheme);
+  restate_for_given_model(r, m);
+  CHECK(r.params == m.params);
+  CHECK(r.model_flops_per_iteration == Approx(3 * given.forward_flops()));
+
+  const SchemedModel even = make_schemed_model(given, "gpt", knobs, "dp", c, {});
+  CHECK(even.note.empty());
+  CHECK(even.graph.parameter_count() == given.parameter_count());
+  // An explicit heads_pad, or a model that is no zoo model (a graph file), is not second-guessed.
+  CHECK_THROWS_AS(make_schemed_model(build_zoo_model("gpt", parse_knob_list(knobs + ",heads_pad=1")), "gpt",
+                                     knobs + ",heads_pad=1", spec, c, {}),
+                  HeadsNotDivisible);
+  CHECK_THROWS_AS(make_schemed_model(given, "gpt.json", "", spec, c, {}), HeadsNotDivisible);
 }

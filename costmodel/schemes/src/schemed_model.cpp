@@ -1,29 +1,26 @@
-#include "schemed_model.hpp"
-
-#include <iostream>
+// The uneven-heads policy of schemed_model.hpp: lower, and on HeadsNotDivisible rebuild the zoo
+// model with heads_pad = tp and lower again.
+#include "autoddl/costmodel/schemed_model.hpp"
 
 #include "autoddl/costmodel/expert_schemes.hpp"
-#include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/zoo.hpp"
-#include "cli_util.hpp"
 
-namespace autoddl::cli {
+namespace autoddl::costmodel {
 
 namespace {
-bool has_knob(const costmodel::ZooModel& z, const std::string& name) {
-  for (const costmodel::KnobSpec& k : z.knobs) {
+bool has_knob(const ZooModel& z, const std::string& name) {
+  for (const KnobSpec& k : z.knobs) {
     if (k.name == name) return true;
   }
   return false;
 }
 }  // namespace
 
-SchemedModel load_schemed_model(const std::string& model, const std::string& knobs, const std::string& spec,
-                                const costmodel::ClusterSpec& cluster, const std::string& mesh) {
-  using namespace costmodel;
-  const std::vector<int> mesh_shape = mesh.empty() ? std::vector<int>{} : parse_mesh_shape(mesh);
+SchemedModel make_schemed_model(Graph given, std::string_view model, std::string_view knobs,
+                                const std::string& spec, const ClusterSpec& cluster,
+                                const std::vector<int>& mesh_shape) {
   SchemedModel m;
-  m.graph = load_model(model, knobs);
+  m.graph = std::move(given);
   m.params = static_cast<double>(m.graph.parameter_count());
   m.forward_flops = m.graph.forward_flops();
   try {
@@ -42,15 +39,14 @@ SchemedModel load_schemed_model(const std::string& model, const std::string& kno
              std::string(z->name) + ", which Megatron-LM refuses; costed as an uneven head split, every rank priced as " +
              "the busiest (" + std::to_string(per_rank) + " heads, heads_pad=" + tp +
              "; re-cost an --out scheme with --set heads_pad=" + tp + ")";
-    std::cerr << "autoddl: note: " << m.note << "\n";
     return m;
   }
 }
 
-void restate_for_given_model(costmodel::CostReport& r, const SchemedModel& m) {
+void restate_for_given_model(CostReport& r, const SchemedModel& m) {
   r.params = m.params;
   r.model_flops_per_iteration = 3 * m.forward_flops;
   if (r.iteration_s > 0) r.model_tflops_per_gpu = r.model_flops_per_iteration / r.iteration_s / r.devices / 1e12;
 }
 
-}  // namespace autoddl::cli
+}  // namespace autoddl::costmodel

@@ -5,32 +5,35 @@
 // iteration time, the memory peak and the per-device bytes. A note says so.
 #pragma once
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/graph.hpp"
 #include "autoddl/costmodel/scheme.hpp"
 
-namespace autoddl::cli {
+namespace autoddl::costmodel {
 
 struct SchemedModel {
-  costmodel::Graph graph;    // what is costed: the model, with padded heads when `note` is set
-  costmodel::Scheme scheme;  // lowered on `graph`
+  Graph graph;               // what is costed: the model, with padded heads when `note` is set
+  Scheme scheme;             // lowered on `graph`
   double params = 0;         // of the model as given (without padded heads)
   double forward_flops = 0;  // of the model as given
   std::string note;          // empty unless the heads were padded
 };
 
-// Loads the model (load_model) and lowers `spec` on it (make_scheme) over the --mesh text (empty:
-// the scheme's default mesh); for a megatron spec whose tp does not divide a zoo model's heads
-// (and no explicit heads_pad), rebuilds it with heads_pad = tp. Prints the note on stderr.
-// Other errors propagate as InputError.
-SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,
-                                const std::string& spec, const costmodel::ClusterSpec& cluster,
-                                const std::string& mesh);
+// Lowers `spec` on `given` (make_scheme) over `mesh_shape` (empty: the scheme's default mesh).
+// `model` and `knobs` say what `given` was built from: a zoo model's name and its knob list
+// ("layers=24,hidden=2048"), or a graph file's name (no knobs). For a megatron spec whose tp
+// does not divide a zoo model's heads (and no explicit heads_pad), rebuilds the model with
+// heads_pad = tp and lowers again; `note` then says so. Other errors propagate as InputError.
+SchemedModel make_schemed_model(Graph given, std::string_view model, std::string_view knobs,
+                                const std::string& spec, const ClusterSpec& cluster,
+                                const std::vector<int>& mesh_shape);
 
 // A CostReport of `m.graph` restated for the model as given: params, model FLOPs and model
 // TFLOP/s per GPU count the real heads only (padding is work, not model FLOPs).
-void restate_for_given_model(costmodel::CostReport& r, const SchemedModel& m);
+void restate_for_given_model(CostReport& r, const SchemedModel& m);
 
-}  // namespace autoddl::cli
+}  // namespace autoddl::costmodel
