@@ -94,13 +94,6 @@ int run_simulate(const SimulateOptions& opt) {
   SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   const Graph& g = m.graph;
   const Scheme& s = m.scheme;
-  so.dtype = DType::fp32;
-  for (const Tensor& t : g.tensors) {
-    if (t.role == TensorRole::parameter) {
-      so.dtype = t.dtype;  // GPU hosts run at this dtype's peak (lowered tasks carry seconds)
-      break;
-    }
-  }
   sim::SchemeSimulation run = sim::simulate_scheme(g, c, s, so, lo);
   print_report(run.report, run.lowered, m.params, g);
   if (!opt.json_file.empty()) write_json_atomic(opt.json_file, sim::sim_report_to_json(run.report));

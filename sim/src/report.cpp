@@ -264,7 +264,9 @@ SchemeSimulation simulate_scheme(const costmodel::Graph& graph, const costmodel:
   SchemeSimulation s;
   s.lowered = lower_scheme(graph, cluster, scheme, lowering);
   const double lowering_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  s.result = simulate(s.lowered.program, cluster, options);
+  SimOptions run = options;
+  run.dtype = s.lowered.train_dtype;
+  s.result = simulate(s.lowered.program, cluster, run);
   s.report = make_sim_report(graph, s.lowered, s.result, options.fidelity);
   s.report.lowering_wall_s = lowering_s;
   return s;

@@ -672,6 +672,7 @@ LoweredProgram lower_scheme(const costmodel::Graph& graph, const costmodel::Clus
   LoweredProgram out;
   IterationPlan plan;
   out.analytical = costmodel::evaluate(graph, cluster, scheme, &plan);
+  out.train_dtype = plan.train_dtype;
   lowering::Lowerer(graph, scheme, cluster, plan, options, out).run();
   return out;
 }

@@ -65,6 +65,8 @@ struct LoweredProgram {
   int replicas_folded = 1;          // devices each computing device stands for
   std::vector<int> folded_mesh_dims;
   bool merged = false;              // compute tasks are runs of ops
+  // The training dtype (the plan's: the parameters'); the simulated GPUs run at its peak.
+  costmodel::DType train_dtype = costmodel::DType::fp32;
   int computing_devices() const;
 };
 

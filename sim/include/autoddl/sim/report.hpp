@@ -66,7 +66,8 @@ SimReport make_sim_report(const costmodel::Graph& graph, const LoweredProgram& l
                           Fidelity fidelity, double tolerance = 0.10);
 nlohmann::json sim_report_to_json(const SimReport& r);
 
-// Everything one `autoddl simulate` needs: lower, simulate, report.
+// Everything one `autoddl simulate` needs: lower, simulate, report. The GPUs run at the peak of
+// the plan's training dtype (LoweredProgram::train_dtype); options.dtype is not used.
 struct SchemeSimulation {
   LoweredProgram lowered;
   SimResult result;

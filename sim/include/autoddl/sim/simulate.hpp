@@ -34,7 +34,7 @@ enum class Isolation : uint8_t { fork, in_process };
 
 struct SimOptions {
   Fidelity fidelity = Fidelity::step;
-  costmodel::DType dtype = costmodel::DType::fp16;  // picks the GPU's peak FLOP/s
+  costmodel::DType dtype = costmodel::DType::fp16;  // picks the GPU's peak FLOP/s (simulate_scheme: the plan's)
   int busiest_links = 10;                           // how many links SimResult lists
   Isolation isolation = Isolation::fork;
   // Extra SimGrid command-line options, e.g. "--log=autoddl_sim.thres:debug".
