@@ -114,8 +114,7 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g, 
               best.method.c_str());
   std::printf("  %-34s %10s %10s %10s  %s\n", "layer", "compute", "boxing", "grad sync", "chosen");
   for (const search::ExplainRow& r : e.rows) {
-    std::string label = r.count > 1 ? r.label + " .. " + r.last + " (x" + std::to_string(r.count) + ", each)" : r.label;
-    std::printf("  %-34s %10s %10s %10s  %s\n", label.c_str(), human_seconds(r.compute_s).c_str(),
+    std::printf("  %-34s %10s %10s %10s  %s\n", r.span.c_str(), human_seconds(r.compute_s).c_str(),
                 human_seconds(r.boxing_s).c_str(), human_seconds(r.sync_s).c_str(), r.choice.c_str());
     if (!r.reference.empty()) {
       std::printf("  %-34s %32s  %s: %s\n", "", ("(" + e.reference_method + " " + human_seconds(r.reference_s) + ")").c_str(),

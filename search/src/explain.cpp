@@ -97,6 +97,7 @@ Explanation explain(const SearchResult& result, const Graph& g, const SearchResu
     row.boxing_s /= row.count;
     row.sync_s /= row.count;
     row.reference_s /= row.count;
+    row.span = row.count > 1 ? row.label + " .. " + row.last + " (x" + std::to_string(row.count) + ", each)" : row.label;
   }
   return e;
 }

@@ -25,6 +25,7 @@ TEST_CASE("explain folds identical layers and names where a scheme differs from 
   int layers = 0;
   for (const ExplainRow& r : self.rows) {
     CHECK(r.reference.empty());
+    CHECK(r.span == (r.count > 1 ? r.label + " .. " + r.last + " (x" + std::to_string(r.count) + ", each)" : r.label));
     compute += r.compute_s * r.count;
     sync += r.sync_s * r.count;
     if (r.label.rfind("layer.", 0) == 0) layers += r.count;

@@ -21,6 +21,7 @@ struct ExplainRow {
   std::string choice;      // "q:(B,S(1)) ... -> (S(0),B)"
   std::string reference;   // the reference's choice where it differs; empty where the same
   double reference_s = 0;  // the reference's compute + boxing + sync per layer (where it differs)
+  std::string span;        // the row's name in a table: label, or "layer.3 .. layer.95 (x93, each)"
 };
 
 struct Explanation {
