@@ -1,14 +1,16 @@
 // nccl_all_gather: ncclAllGather. count elements per rank, S = count·4 B·n (the gathered
 // buffer), busbw factor (n−1)/n. Rank r sends r+1; chunk j of every result must be j+1.
 // In place: rank r's send region is chunk r of its receive buffer.
+#include "autoddl/costmodel/collective_factors.hpp"
 #include "nccl_harness.hpp"
 
 using namespace autoddl::calib::gpu;
+namespace factors = autoddl::costmodel::collective_factors;  // busbw factors, as the cost model's
 
 int main(int argc, char** argv) {
   CollectiveBench c{
       "all_gather", "none",
-      [](int n) { return (n - 1.0) / n; },
+      factors::ring_factor,
       [](int) { return 1; },
       [](int n) { return n; },
       [](int r, int, int) { return float(r + 1); },

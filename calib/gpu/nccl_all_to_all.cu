@@ -2,14 +2,16 @@
 // ncclRecv per peer in a group (works with every NCCL since 2.7). count elements per peer,
 // S = count·4 B·n (the whole per-rank buffer), busbw factor (n−1)/n. Chunk j of rank r holds
 // r·n+j+1, so rank r must receive j·n+r+1 from rank j. No in-place form.
+#include "autoddl/costmodel/collective_factors.hpp"
 #include "nccl_harness.hpp"
 
 using namespace autoddl::calib::gpu;
+namespace factors = autoddl::costmodel::collective_factors;  // busbw factors, as the cost model's
 
 int main(int argc, char** argv) {
   CollectiveBench c{
       "all_to_all", "none",
-      [](int n) { return (n - 1.0) / n; },
+      factors::ring_factor,
       [](int n) { return n; },
       [](int n) { return n; },
       [](int r, int n, int j) { return float(r * n + j + 1); },

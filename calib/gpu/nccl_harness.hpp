@@ -24,7 +24,7 @@ struct Status<ncclResult_t> {
 struct CollectiveBench {
   const char* name;            // "all_reduce": row name, = autoddl's collective name
   const char* redop;           // "sum" or "none"
-  double (*bw_factor)(int n);  // nccl-tests busbw factor (doc/PERFORMANCE.md)
+  double (*bw_factor)(int n);  // nccl-tests busbw factor: costmodel/collective_factors.hpp
   // Each rank's send and receive buffers are `chunks` blocks of `count` elements; the
   // nccl-tests size S is count · 4 B · max(send_chunks, recv_chunks).
   int (*send_chunks)(int n);

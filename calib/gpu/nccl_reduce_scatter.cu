@@ -1,14 +1,16 @@
 // nccl_reduce_scatter: ncclReduceScatter (sum). count elements received per rank, S = count·4 B·n
 // (the full send buffer), busbw factor (n−1)/n. Rank r sends (r+1)(j+1) in chunk j, so rank r
 // must receive (r+1)·n(n+1)/2. In place: rank r's result is chunk r of its send buffer.
+#include "autoddl/costmodel/collective_factors.hpp"
 #include "nccl_harness.hpp"
 
 using namespace autoddl::calib::gpu;
+namespace factors = autoddl::costmodel::collective_factors;  // busbw factors, as the cost model's
 
 int main(int argc, char** argv) {
   CollectiveBench c{
       "reduce_scatter", "sum",
-      [](int n) { return (n - 1.0) / n; },
+      factors::ring_factor,
       [](int n) { return n; },
       [](int) { return 1; },
       [](int r, int, int j) { return float((r + 1) * (j + 1)); },

@@ -2,14 +2,16 @@
 // ring shift, as nccl-tests' sendrecv_perf), so every link carries one message at once.
 // S = count·4 B, busbw factor 1. Rank r sends r+1 and must receive ((r−1) mod n)+1. With one
 // GPU the rank sends to itself. No in-place form.
+#include "autoddl/costmodel/collective_factors.hpp"
 #include "nccl_harness.hpp"
 
 using namespace autoddl::calib::gpu;
+namespace factors = autoddl::costmodel::collective_factors;  // busbw factors, as the cost model's
 
 int main(int argc, char** argv) {
   CollectiveBench c{
       "send_recv", "none",
-      [](int) { return 1.0; },
+      factors::one,
       [](int) { return 1; },
       [](int) { return 1; },
       [](int r, int, int) { return float(r + 1); },

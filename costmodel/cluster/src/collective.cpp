@@ -26,6 +26,7 @@
 // The model assumes full bisection (topology and oversubscription are the simulator's job).
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/calibration.hpp"
+#include "autoddl/costmodel/collective_factors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,11 +38,7 @@
 namespace autoddl::costmodel {
 namespace {
 
-double ar_steps(int p) { return 2.0 * (p - 1); }
-double ar_factor(int p) { return p > 0 ? 2.0 * (p - 1) / p : 0.0; }
-double ring_steps(int p) { return p - 1.0; }
-double ring_factor(int p) { return p > 0 ? (p - 1.0) / p : 0.0; }
-double one(int /*p*/) { return 1.0; }
+using namespace collective_factors;  // the table's steps and factors (collective_factors.hpp)
 
 // 1/bandwidth, infinite for a zero bandwidth (a tier that does not exist).
 double inverse(double bw_bytes_per_s) {
