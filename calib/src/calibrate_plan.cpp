@@ -7,14 +7,7 @@ namespace autoddl::calib {
 
 const std::vector<BenchInfo>& calibration_benchmarks() {
   static const std::vector<BenchInfo> table = {
-      {"hbm_copy", "HBM copy / scale / triad bandwidth and launch overhead", false},
-      {"gemm_cublaslt", "cuBLASLt GEMM over an (M, N, K) grid, fp32 / fp16 / bf16", false},
-      {"conv_cudnn", "cuDNN convolution, VGG-16 and ResNet-50 layers", false},
-      {"nccl_all_reduce", "NCCL all-reduce, 8 B to 1 GiB", true},
-      {"nccl_all_gather", "NCCL all-gather, 8 B to 1 GiB", true},
-      {"nccl_reduce_scatter", "NCCL reduce-scatter, 8 B to 1 GiB", true},
-      {"nccl_all_to_all", "NCCL all-to-all, 8 B to 1 GiB", true},
-      {"nccl_send_recv", "NCCL send/recv ring, 8 B to 1 GiB", true},
+#include "calibration_benchmarks.inc"  // generated from calib/benchmarks.cmake
   };
   return table;
 }

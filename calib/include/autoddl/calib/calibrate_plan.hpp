@@ -14,7 +14,8 @@ struct BenchInfo {
   bool nccl;            // swept over group sizes (-g)
 };
 
-// The microbenchmarks in the order they run (cheap ones first).
+// The microbenchmarks in the order they run (cheap ones first): calib/benchmarks.cmake, the one
+// list that calib/gpu also builds its programs from.
 const std::vector<BenchInfo>& calibration_benchmarks();
 
 // Group sizes for a node of `gpus` GPUs: the powers of two from 2 below it, then `gpus` itself
