@@ -1,4 +1,4 @@
-// Pins the collective α-β formulas of costmodel/src/collective.cpp against numbers worked out by
+// Pins the collective α-β formulas of costmodel/cluster/src/collective.cpp against numbers worked out by
 // hand on a toy cluster with round constants, nccl-tests' busbw factors (doc/PERFORMANCE.md),
 // and the NCCL-like algorithm choice (ring for large messages, tree/hierarchical for small ones
 // across nodes) on the dgx-a100 preset.

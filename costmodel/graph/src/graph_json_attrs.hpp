@@ -1,5 +1,5 @@
 // Reading and writing an op's "attrs" object in graph JSON (the attribute table lives in
-// graph_json_attrs.cpp). Internal to costmodel/src.
+// graph_json_attrs.cpp). Internal to costmodel/graph/src.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -1,6 +1,6 @@
 // JsonReader: typed access to parsed JSON that fails with InputError(source, "<json path>",
 // reason), e.g. "tensors[1].shape[0]: must be at least 1". Checks exact key sets so typos are
-// errors, not silently ignored fields. Internal to costmodel/src (used by the graph loader).
+// errors, not silently ignored fields. Internal to costmodel/graph/src (used by the graph loader).
 #pragma once
 #include <initializer_list>
 #include <limits>

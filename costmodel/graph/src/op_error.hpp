@@ -1,7 +1,7 @@
 // OpError: the InputError of a graph check that concerns one op, remembering which op and which
 // slot ("inputs[1]", "outputs[0]", or "" for the op as a whole). The zoo and the CLI see a plain
 // InputError (field "op <name>"); the JSON loader uses the slot to name the exact JSON path
-// (ops[3].inputs[1]). Internal to costmodel/src.
+// (ops[3].inputs[1]). Internal to costmodel/graph/src.
 #pragma once
 #include <string>
 

@@ -1,5 +1,5 @@
 // ClusterSpec: every hardware constant of a modeled cluster, loaded from JSON (a preset in
-// costmodel/presets/ or a user file). Units are SI: bytes, seconds, FLOP/s. In JSON, every
+// costmodel/cluster/presets/ or a user file). Units are SI: bytes, seconds, FLOP/s. In JSON, every
 // number may be written as {"value": x, "source": "datasheet / paper, table"}; presets must
 // cite a source for every number, and the loader keeps the citations so save() round-trips.
 // The loader rejects unknown or missing keys and out-of-range values (InputError).

@@ -61,7 +61,7 @@ struct CollectiveEstimate {
 // Time of one algorithm; returns a negative time when the algorithm does not apply
 // (ring: all but all_to_all and send_recv; tree: all_reduce over > 1 node; hierarchical:
 // all_reduce, all_gather, reduce_scatter over > 1 node with > 1 rank per node; direct:
-// all_to_all (pairwise) and send_recv). Formulas: costmodel/src/collective.cpp's header.
+// all_to_all (pairwise) and send_recv). Formulas: costmodel/cluster/src/collective.cpp's header.
 double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, CollectiveAlgo algo,
                               const CommGroup& g, double bytes);
 // The fastest applicable algorithm, as NCCL's tuner picks the fastest of its models; when the

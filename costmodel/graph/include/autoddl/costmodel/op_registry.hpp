@@ -1,5 +1,5 @@
 // One row per op kind: its name and the rules that make it an op (shape inference and work).
-// Adding a kind = one file costmodel/src/ops/<kind>.cpp plus one row in ops/registry.cpp.
+// Adding a kind = one file costmodel/graph/src/ops/<kind>.cpp plus one row in ops/registry.cpp.
 // The SBP signature rules of each kind join this row in the SBP cost model.
 #pragma once
 #include <cstdint>
