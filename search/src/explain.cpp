@@ -90,7 +90,7 @@ Explanation explain(const SearchResult& result, const Graph& g, const SearchResu
         continue;
       }
     }
-    e.rows.push_back({r.label, r.label, 1, r.compute_s, r.boxing_s, r.sync_s, r.choice, ref_choice, ref_s});
+    e.rows.push_back({r.label, r.label, 1, r.compute_s, r.boxing_s, r.sync_s, r.choice, ref_choice, ref_s, {}});
   }
   for (ExplainRow& row : e.rows) {  // per layer
     row.compute_s /= row.count;
