@@ -30,12 +30,14 @@ struct CommOptions {
   std::string json_file;
   bool sim = false;
   std::string fidelity = "step";
+  std::string model = "auto";
 };
 
 struct CommRow {
   int64_t bytes;
   double time_s;
   costmodel::CollectiveAlgo algo;
+  std::string_view protocol;  // NCCL's protocol, empty for α-β and the simulator
 };
 
 constexpr int kMaxRows = 10000;
@@ -74,15 +76,23 @@ int run_comm(const CommOptions& opt) {
                                          " sizes between --min and --max; use a larger factor");
   }
 
+  if (opt.model != "auto" && opt.model != "nccl" && opt.model != "alpha-beta") {
+    throw InputError("--model", "", "must be auto, nccl or alpha-beta (got '" + opt.model + "')");
+  }
+  if (opt.model == "nccl" && !c.nccl) {
+    throw InputError("--model", "", "cluster '" + c.name + "' has no nccl block (docs/cluster-json.md), so NCCL's model has no constants for it");
+  }
+  const bool nccl = opt.model == "nccl" || (opt.model == "auto" && c.nccl);
   CommGroup g = contiguous_group(c, opt.ranks);
   std::vector<CommRow> rows;
   for (double b = static_cast<double>(lo); b <= static_cast<double>(hi) * (1 + 1e-12); b *= opt.factor) {
     auto bytes = static_cast<int64_t>(b);
-    CollectiveEstimate e = collective_time(c, info->kind, g, static_cast<double>(bytes));
-    rows.push_back({bytes, e.time_s, e.algo});
+    CollectiveEstimate e = nccl ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes))
+                                : collective_time(c, info->kind, g, static_cast<double>(bytes));
+    rows.push_back({bytes, e.time_s, e.algo, e.protocol});
   }
   for (const CommRow& r : rows) check_time(r, opt.cluster);
-  std::string source = "alpha-beta model";
+  std::string source = nccl ? "NCCL's tuning model" : "alpha-beta model";
   if (opt.sim) {
 #ifdef AUTODDL_HAVE_SIM
     sim::Fidelity f;
@@ -92,7 +102,7 @@ int run_comm(const CommOptions& opt) {
     for (const CommRow& r : rows) sizes.push_back(static_cast<double>(r.bytes));
     const std::vector<double> times = sim::simulate_collective_sweep(c, info->kind, opt.ranks, sizes, f);
     const sim::Program p = sim::collective_sweep_program(c, info->kind, opt.ranks, sizes);
-    for (size_t i = 0; i < rows.size(); ++i) rows[i] = {rows[i].bytes, times[i], p.task(static_cast<sim::TaskId>(i)).algo};
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = {rows[i].bytes, times[i], p.task(static_cast<sim::TaskId>(i)).algo, {}};
     for (const CommRow& r : rows) check_time(r, opt.cluster);
     source = "SimGrid simulation (" + opt.fidelity + " fidelity)";
 #else
@@ -115,6 +125,7 @@ int run_comm(const CommOptions& opt) {
     busbw_sum += busbw;
     int64_t count = r.bytes / 4;  // float elements, as nccl-tests' default -d float
     std::string algo(collective_algo_name(r.algo));
+    if (!r.protocol.empty()) algo += "/" + std::string(r.protocol);
     std::printf(" %12lld  %12lld  %8s  %6s  %10.2f  %7.2f  %7.2f  %s\n", static_cast<long long>(r.bytes),
                 static_cast<long long>(count), "float", redop, r.time_s * 1e6, algbw, busbw, algo.c_str());
     out.push_back({{"bytes", r.bytes}, {"count", count}, {"time_us", r.time_s * 1e6},
@@ -138,7 +149,10 @@ RunFn setup_comm(CLI::App& sub) {
   sub.add_option("--max", opt->max, "Largest size in bytes")->capture_default_str();
   sub.add_option("--factor", opt->factor, "Size multiplier between rows")->capture_default_str();
   sub.add_option("--json", opt->json_file, "Also write the rows as JSON (bytes, time_us, algbw_GBps, busbw_GBps)");
-  sub.add_flag("--sim", opt->sim, "Time the collectives with the SimGrid simulator instead of the alpha-beta model");
+  sub.add_option("--model", opt->model,
+                 "auto (NCCL's tuning model where the cluster has an nccl block, else alpha-beta) | nccl | alpha-beta")
+      ->capture_default_str();
+  sub.add_flag("--sim", opt->sim, "Time the collectives with the SimGrid simulator instead of the analytical model");
   sub.add_option("--fidelity", opt->fidelity, "With --sim: step (every ring step) or flow (one flow per phase)")
       ->capture_default_str();
   sub.footer("busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather/reduce_scatter/all_to_all, 1 for send_recv (nccl-tests).");

@@ -28,7 +28,7 @@ const std::vector<Command>& commands() {
       {"models", "List the model zoo: knobs with defaults, parameters, forward FLOPs per sample",
        setup_models},
       {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
-      {"comm", "Collective times in nccl-tests' table shape (α-β model)", setup_comm},
+      {"comm", "Collective times in nccl-tests' table shape (NCCL's tuning model or α-β)", setup_comm},
       {"cost", "Analytical cost of one scheme: iteration time, communication, memory, per op", setup_cost},
 #ifdef AUTODDL_HAVE_SEARCH
       {"search", "Search a fast scheme (coordinate descent, ILP, DP) and rank it against the baselines",

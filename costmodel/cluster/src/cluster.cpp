@@ -280,11 +280,32 @@ double GpuSpec::peak_flops(DType t) const {
   }
 }
 
+NcclSpec read_nccl(const Reader& r, const json& j) {
+  const std::string p = "nccl";
+  r.object(j, p, {"arch", "nvlink_bw_GBps", "nvls", "cpu_vendor"});
+  NcclSpec s;
+  s.arch = r.text(j, p, "arch");
+  r.one_of(s.arch, {"volta", "ampere", "hopper", "blackwell"}, "nccl.arch");
+  s.nvlink_bw_GBps = r.number(j, p, "nvlink_bw_GBps");
+  r.non_negative(s.nvlink_bw_GBps, "nccl.nvlink_bw_GBps");
+  r.at_most(s.nvlink_bw_GBps, 1e5, "nccl.nvlink_bw_GBps");
+  const json& nvls = r.unwrap(j.at("nvls"), "nccl.nvls");
+  if (!nvls.is_boolean()) r.fail("nccl.nvls", std::string("must be true or false (got ") + nvls.type_name() + ")");
+  s.nvls = nvls.get<bool>();
+  if (s.nvls && (s.arch == "volta" || s.arch == "ampere")) {
+    r.fail("nccl.nvls", "NVLink SHARP needs a Hopper or later GPU (arch is \"" + s.arch + "\")");
+  }
+  if (s.nvls && s.nvlink_bw_GBps <= 0) r.fail("nccl.nvls", "NVLink SHARP needs NVLink (nvlink_bw_GBps is 0)");
+  s.cpu_vendor = r.text(j, p, "cpu_vendor");
+  r.one_of(s.cpu_vendor, {"intel", "amd"}, "nccl.cpu_vendor");
+  return s;
+}
+
 ClusterSpec cluster_from_json(const json& j, const std::string& source) {
   ClusterSpec c;
   Reader r(source, c.sources);
   r.object(j, "", {"name", "description", "nodes", "gpus_per_node", "gpu", "intra", "inter"},
-           {"calibration_file"});
+           {"calibration_file", "nccl"});
   c.name = r.text(j, "", "name");
   if (c.name.empty()) r.fail("name", "must not be empty");
   c.description = r.text(j, "", "description");
@@ -298,6 +319,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& source) {
   c.gpu = read_gpu(r, j.at("gpu"));
   c.intra = read_intra(r, j.at("intra"));
   c.inter = read_inter(r, j.at("inter"));
+  if (j.contains("nccl")) c.nccl = read_nccl(r, j.at("nccl"));
   if (j.contains("calibration_file")) c.calibration_file = r.text(j, "", "calibration_file");
   if (c.gpus_per_node > 1 && c.intra.fabric == "none") {
     r.fail("intra.fabric", "must not be \"none\" with gpus_per_node " +
@@ -340,6 +362,12 @@ json cluster_to_json(const ClusterSpec& c) {
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
   if (!g.matmul_efficiency_fp8.empty()) {
     j["gpu"]["matmul_efficiency_fp8"] = table_json(c, "gpu.matmul_efficiency_fp8", g.matmul_efficiency_fp8);
+  }
+  if (c.nccl) {
+    j["nccl"] = {{"arch", c.nccl->arch},
+                 {"nvlink_bw_GBps", cited(c, "nccl.nvlink_bw_GBps", c.nccl->nvlink_bw_GBps)},
+                 {"nvls", cited(c, "nccl.nvls", c.nccl->nvls)},
+                 {"cpu_vendor", c.nccl->cpu_vendor}};
   }
   if (!c.calibration_file.empty()) j["calibration_file"] = c.calibration_file;
   return j;

@@ -32,11 +32,30 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 
 namespace autoddl::costmodel {
 namespace {
+
+// NCCL's model covers these kinds on clusters with an `nccl` block; p2p stays α-β.
+bool nccl_prices(const ClusterSpec& c, CollectiveKind kind) {
+  return c.nccl && (kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+                    kind == CollectiveKind::reduce_scatter);
+}
+
+CollectiveAlgo from_nccl(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::tree: return CollectiveAlgo::tree;
+    case NcclAlgo::ring: return CollectiveAlgo::ring;
+    case NcclAlgo::nvls: return CollectiveAlgo::nvls;
+    case NcclAlgo::nvls_tree: return CollectiveAlgo::nvls_tree;
+    case NcclAlgo::pat: return CollectiveAlgo::pat;
+  }
+  return CollectiveAlgo::ring;
+}
 
 using namespace collective_factors;  // the table's steps and factors (collective_factors.hpp)
 
@@ -140,6 +159,16 @@ constexpr AlgoRow kAlgos[] = {
     {CollectiveAlgo::hierarchical, "hierarchical", hierarchical_algo},
     {CollectiveAlgo::direct, "direct", direct_algo},
 };
+// NCCL-only algorithms: names for printing; never timed by the α-β rows above.
+constexpr std::pair<CollectiveAlgo, std::string_view> kNcclOnlyNames[] = {
+    {CollectiveAlgo::nvls, "nvls"}, {CollectiveAlgo::nvls_tree, "nvls_tree"}, {CollectiveAlgo::pat, "pat"}};
+
+// The NICs a group's communicator may use: rail-optimized nodes give each GPU its own NIC
+// share, so ranks_per_node of gpus_per_node GPUs use that fraction of the node's NICs.
+NcclComm nccl_comm_of(const ClusterSpec& c, const CommGroup& g) {
+  const int local = std::clamp(g.ranks_per_node, 1, std::max(g.ranks, 1));
+  return {g.ranks, local, double(c.inter.nics_per_node) * local / std::max(c.gpus_per_node, 1)};
+}
 
 }  // namespace
 
@@ -172,6 +201,9 @@ const CollectiveInfo* find_collective(std::string_view name) {
 
 std::string_view collective_algo_name(CollectiveAlgo a) {
   if (a == CollectiveAlgo::calibrated) return "calibrated";
+  for (const auto& [algo, name] : kNcclOnlyNames) {
+    if (algo == a) return name;
+  }
   for (const AlgoRow& row : kAlgos) {
     if (row.algo == a) return row.name;
   }
@@ -210,15 +242,28 @@ CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, co
                                    double bytes) {
   if (c.calibration) {
     double t = c.calibration->collective_time_s(kind, g, bytes);
-    if (t >= 0) return {t, CollectiveAlgo::calibrated};
+    if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
   }
-  CollectiveEstimate best{-1, CollectiveAlgo::ring};
+  CollectiveEstimate best{-1, CollectiveAlgo::ring, {}};
   for (const AlgoRow& row : kAlgos) {
     double t = collective_algo_time_s(c, kind, row.algo, g, bytes);
-    if (t >= 0 && (best.time_s < 0 || t < best.time_s)) best = {t, row.algo};
+    if (t >= 0 && (best.time_s < 0 || t < best.time_s)) best = {t, row.algo, {}};
   }
   AUTODDL_CHECK(best.time_s >= 0) << "no algorithm applies to " << collective_info(kind).name;
   return best;
+}
+
+CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
+                                        double bytes) {
+  if (c.calibration) {
+    double t = c.calibration->collective_time_s(kind, g, bytes);
+    if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
+  }
+  if (!nccl_prices(c, kind)) return collective_time(c, kind, g, bytes);
+  AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
+  const NcclEstimate e = nccl_time(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes);
+  AUTODDL_CHECK(e.time_s >= 0) << "NCCL's model has no algorithm for " << collective_info(kind).name;
+  return {e.time_s, from_nccl(e.algo), nccl_proto_name(e.proto)};
 }
 
 double algbw_GBps(double bytes, double time_s) { return time_s > 0 ? bytes / time_s / 1e9 : 0; }

@@ -65,6 +65,16 @@ struct InterNodeSpec {
   friend bool operator==(const InterNodeSpec&, const InterNodeSpec&) = default;
 };
 
+// What NCCL's tuner needs beyond the links (nccl_model.hpp); optional in JSON. Without it,
+// collectives use the α-β algorithms of collective.hpp.
+struct NcclSpec {
+  std::string arch;                  // "volta", "ampere", "hopper", "blackwell": NCCL's constants row
+  double nvlink_bw_GBps = 0;         // per GPU, NCCL's units (links x topo.h per-link GB/s); 0 = PCIe
+  bool nvls = false;                 // NVLink SHARP (third-generation NVSwitch, Hopper or later)
+  std::string cpu_vendor = "intel";  // "intel" or "amd": network post overhead and LL caps
+  friend bool operator==(const NcclSpec&, const NcclSpec&) = default;
+};
+
 struct ClusterSpec {
   std::string name;
   std::string description;
@@ -73,6 +83,7 @@ struct ClusterSpec {
   GpuSpec gpu;
   IntraNodeSpec intra;
   InterNodeSpec inter;
+  std::optional<NcclSpec> nccl;
   std::string calibration_file;  // optional; empty = pure α-β
   // The loaded calibration_file (attach_calibration): its GPU figures have replaced the
   // preset's, and its measured collectives replace α-β where they apply. Null = none.

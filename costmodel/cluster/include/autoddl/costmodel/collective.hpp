@@ -16,8 +16,9 @@ namespace autoddl::costmodel {
 enum class CollectiveKind : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 inline constexpr int kCollectiveKindCount = 5;
 
-// `calibrated`: a measured time from the cluster's calibration file replaced the α-β models.
-enum class CollectiveAlgo : uint8_t { ring, tree, hierarchical, direct, calibrated };
+// `calibrated`: a measured time from the cluster's calibration file replaced the models.
+// nvls, nvls_tree and pat exist only in NCCL's model (clusters with an `nccl` block).
+enum class CollectiveAlgo : uint8_t { ring, tree, hierarchical, direct, nvls, nvls_tree, pat, calibrated };
 
 struct CollectiveInfo {
   CollectiveKind kind;
@@ -56,18 +57,26 @@ CommGroup contiguous_group(const ClusterSpec& c, int ranks);
 struct CollectiveEstimate {
   double time_s = 0;
   CollectiveAlgo algo = CollectiveAlgo::ring;
+  std::string_view protocol;  // NCCL's protocol ("LL", "LL128", "Simple"); empty for α-β
 };
 
-// Time of one algorithm; returns a negative time when the algorithm does not apply
+// Time of one α-β algorithm; returns a negative time when the algorithm does not apply
 // (ring: all but all_to_all and send_recv; tree: all_reduce over > 1 node; hierarchical:
 // all_reduce, all_gather, reduce_scatter over > 1 node with > 1 rank per node; direct:
 // all_to_all (pairwise) and send_recv). Formulas: costmodel/cluster/src/collective.cpp's header.
 double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, CollectiveAlgo algo,
                               const CommGroup& g, double bytes);
-// The fastest applicable algorithm, as NCCL's tuner picks the fastest of its models; when the
-// cluster's calibration measured this (kind, ranks, ranks per node), the measured time instead.
+// The fastest applicable α-β algorithm, as NCCL's tuner picks the fastest of its models; when
+// the cluster's calibration measured this (kind, ranks, ranks per node), the measured time.
 CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                    double bytes);
+// NCCL's own model (nccl_model.hpp: its algorithms, protocols, channels and choice) for
+// all-reduce, all-gather and reduce-scatter on a cluster with an `nccl` block; the measured
+// time where calibrated; collective_time() for p2p kinds and clusters without the block.
+// `autoddl comm` prints this. The cost model, search and simulator still price collectives
+// with the α-β rings of the mesh dims (issue 10: moving them onto this model is next).
+CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
+                                        double bytes);
 
 // nccl-tests' bandwidth columns: algbw = S / t, busbw = algbw · bw_factor(p); GB = 1e9 bytes.
 // A zero time (a 1-rank group) gives 0, not infinity.

@@ -1,0 +1,91 @@
+// NCCL's model (costmodel/nccl_model.hpp) against public nccl-tests logs (tests/calib/data/
+// nccl_tests_public/, each file citing its repository, path and commit): the predicted bus
+// bandwidth per size, with the algorithm the log forced (NCCL_ALGO=RING) or NCCL's own choice.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "autoddl/calib/nccl_tests_parser.hpp"
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
+
+using namespace autoddl;
+using costmodel::CollectiveKind;
+using costmodel::NcclAlgo;
+
+namespace {
+
+struct Case {
+  const char* file;
+  CollectiveKind kind;
+  const char* cluster;
+  int nodes;
+  std::optional<NcclAlgo> forced;  // the log's NCCL_ALGO, if it set one
+  double min_bytes;                // the size range the bound below is asserted over
+  double max_error;                // |predicted/measured busbw - 1|
+};
+
+// Worst |error| over the log's out-of-place rows in [min_bytes, 8 GiB]; prints the table.
+double worst_error(const Case& c) {
+  const std::string path =
+      std::string(AUTODDL_SOURCE_DIR) + "/tests/calib/data/nccl_tests_public/" + c.file;
+  const auto runs = calib::load_nccl_tests_file(path, c.kind);
+  REQUIRE(runs.size() == 1);
+  const calib::NcclTestsRun& run = runs.front();
+  const costmodel::ClusterSpec cluster = costmodel::resolve_cluster(c.cluster, c.nodes);
+  const int ranks = run.group.ranks;
+  const costmodel::NcclTuning t = costmodel::nccl_tuning(
+      cluster, {ranks, run.group.ranks_per_node,
+                double(cluster.inter.nics_per_node) * run.group.ranks_per_node / cluster.gpus_per_node});
+  double worst = 0;
+  std::printf("%s (%d ranks, %s)\n", c.file, ranks, c.forced ? "forced algorithm" : "NCCL's choice");
+  for (const calib::NcclTestsRow& row : run.rows) {
+    if (row.size_bytes < c.min_bytes) continue;
+    costmodel::NcclEstimate e;
+    if (c.forced) {
+      for (int p = 0; p < costmodel::kNcclProtoCount; ++p) {
+        auto q = costmodel::nccl_time(t, run.kind, row.size_bytes, *c.forced, costmodel::NcclProto(p));
+        if (q.time_s >= 0 && (e.time_s < 0 || q.time_s < e.time_s)) e = q;
+      }
+    } else {
+      e = costmodel::nccl_time(t, run.kind, row.size_bytes);
+    }
+    REQUIRE(e.time_s > 0);
+    const double predicted = costmodel::busbw_GBps(run.kind, ranks, row.size_bytes, e.time_s);
+    const double measured = row.out_of_place.busbw_GBps;
+    const double err = predicted / measured - 1;
+    worst = std::max(worst, std::abs(err));
+    std::printf("  %12.0f  %8.2f GB/s predicted (%s/%s)  %8.2f measured  %+6.1f%%\n", row.size_bytes,
+                predicted, std::string(costmodel::nccl_algo_name(e.algo)).c_str(),
+                std::string(costmodel::nccl_proto_name(e.proto)).c_str(), measured, 100 * err);
+  }
+  return worst;
+}
+
+}  // namespace
+
+// The bounds hold from the sizes given here; below them the logs sit on a host floor that
+// NCCL's tuner does not model (35 us for 128 B in the H100 all-gather log, 79 us for 1 MB in
+// the A100 log, which one thread drove for 8 GPUs), and NVLS's pipeline ramps up more slowly
+// than the tuner's single latency + bandwidth says (+21% at 64 MB, +53% at 8 MB). Issue 10
+// asks for 1 MB and up; the test pins what holds today so that a regression shows.
+// The A100 logs of the folder are kept but not asserted: one was driven by a single thread for
+// 8 GPUs (79 us at 1 MB, 17% under ring bandwidth up to 512 MB), the other is a RoCE cluster with
+// 16 NICs per node, not a DGX A100 (see their headers and the folder's README).
+TEST_CASE("NCCL's model follows nccl-tests on one DGX H100") {
+  constexpr double MiB = 1 << 20;
+  const Case cases[] = {
+      {"h100_1node_allreduce_ring.log", CollectiveKind::all_reduce, "dgx-h100", 1, NcclAlgo::ring, 4 * MiB, 0.15},
+      {"h100_1node_allgather_ring.log", CollectiveKind::all_gather, "dgx-h100", 1, NcclAlgo::ring, 8 * MiB, 0.15},
+      {"h100_1node_reducescatter_ring.log", CollectiveKind::reduce_scatter, "dgx-h100", 1, NcclAlgo::ring, 8 * MiB, 0.15},
+      {"h100_1node_allreduce_default_nvls.log", CollectiveKind::all_reduce, "dgx-h100", 1, std::nullopt, 256 * MiB, 0.15},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    CHECK(worst_error(c) <= c.max_error);
+  }
+}

@@ -1,0 +1,107 @@
+// NCCL's model (costmodel/src/nccl_model.cpp) against numbers worked out by hand from NCCL's
+// search.cc / tuning.cc constants on the dgx-a100 and dgx-h100 presets, and the cluster JSON's
+// `nccl` block checks.
+#include <catch2/catch.hpp>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
+
+using namespace autoddl::costmodel;
+using K = CollectiveKind;
+
+namespace {
+NcclTuning one_node(const char* preset, int ranks = 8) {
+  return nccl_tuning(resolve_cluster(preset), {ranks, ranks, 8.0 * ranks / 8});
+}
+double busbw(const NcclTuning& t, K kind, double bytes, NcclEstimate e) {
+  return busbw_GBps(kind, t.ranks, bytes, e.time_s);
+}
+}  // namespace
+
+TEST_CASE("channel graphs: the speeds NCCL's search settles on for DGX A100 and H100", "[costmodel][nccl]") {
+  // A100: 12 NVLink3 x 20 GB/s = 240; 6 channels at 40 GB/s, duplicated to 12 x 20.
+  NcclTuning a100 = one_node("dgx-a100");
+  CHECK(a100.ring.channels == 12);
+  CHECK(a100.ring.bw_intra_GBps == Approx(20));
+  // H100: 18 x 20.6 = 370.8; 6 x 60 = 360 is the best product, duplicated to 12 x 30.
+  NcclTuning h100 = one_node("dgx-h100");
+  CHECK(h100.ring.channels == 12);
+  CHECK(h100.ring.bw_intra_GBps == Approx(30));
+  // NVLS: 8 heads; 8 x 50 <= 370.8 x 8/7, inter speed raised to 60 (< 2 x 50).
+  CHECK(h100.nvls.channels == 8);
+  CHECK(h100.nvls.bw_intra_GBps == Approx(50));
+  CHECK(h100.nvls.bw_inter_GBps == Approx(60));
+  CHECK(a100.nvls.channels == 0);  // no NVLink SHARP on Ampere
+  // Across nodes, one 50 GB/s NDR NIC per GPU: 8 channels at 45 GB/s (8 x 48 exceeds 370.8).
+  NcclTuning h100x2 = nccl_tuning(resolve_cluster("dgx-h100", 2), {16, 8, 8});
+  CHECK(h100x2.ring.channels == 8);
+  CHECK(h100x2.ring.bw_inter_GBps == Approx(45));
+}
+
+TEST_CASE("large all-reduce busbw plateaus where NCCL's model puts it", "[costmodel][nccl]") {
+  const double big = 8.0 * (1 << 30);
+  NcclTuning h100 = one_node("dgx-h100");
+  NcclEstimate e = nccl_time(h100, K::all_reduce, big);
+  CHECK(e.algo == NcclAlgo::nvls);
+  CHECK(e.proto == NcclProto::simple);
+  // NVLS: min(50 x 0.85 x 7/8 x 2, 60) x 8 channels = 480 GB/s busbw (sjeaugey, nccl-tests #212).
+  CHECK(busbw(h100, K::all_reduce, big, e) == Approx(480).epsilon(0.005));
+  NcclEstimate ring = nccl_time(h100, K::all_reduce, big, NcclAlgo::ring, NcclProto::simple);
+  CHECK(busbw(h100, K::all_reduce, big, ring) == Approx(360).epsilon(0.005));
+  NcclTuning a100 = one_node("dgx-a100");
+  NcclEstimate ea = nccl_time(a100, K::all_reduce, big);
+  CHECK(ea.algo == NcclAlgo::ring);
+  CHECK(busbw(a100, K::all_reduce, big, ea) == Approx(240).epsilon(0.005));
+}
+
+TEST_CASE("small messages take LL, mid sizes LL128, large Simple; latency by hand", "[costmodel][nccl]") {
+  NcclTuning a100 = one_node("dgx-a100");
+  // 8 B all-reduce, ring LL: 6.6 + 14 x 0.6 = 15.0 us; tree LL: 6.8 + 2 x 7 x 0.6 = 15.2 us.
+  NcclEstimate tiny = nccl_time(a100, K::all_reduce, 8);
+  CHECK(tiny.algo == NcclAlgo::ring);
+  CHECK(tiny.proto == NcclProto::ll);
+  CHECK(tiny.time_s == Approx(15.0e-6).epsilon(0.01));
+  CHECK(nccl_time(a100, K::all_reduce, 8 << 20).proto == NcclProto::ll128);
+  CHECK(nccl_time(a100, K::all_reduce, 512 << 20).proto == NcclProto::simple);
+  // LL128 is off without NVLink; the channel ramp launches fewer channels for small Simple runs.
+  CHECK(nccl_time(a100, K::reduce_scatter, 64 << 10, NcclAlgo::ring, NcclProto::simple).channels < a100.channels);
+}
+
+TEST_CASE("across nodes tree wins mid sizes, ring the largest, NVLS-tree on Hopper", "[costmodel][nccl]") {
+  NcclTuning a100x4 = nccl_tuning(resolve_cluster("dgx-a100", 4), {32, 8, 8});
+  CHECK(nccl_time(a100x4, K::all_reduce, 1 << 20).algo == NcclAlgo::tree);
+  CHECK(nccl_time(a100x4, K::all_reduce, 4.0 * (1 << 30)).algo == NcclAlgo::ring);
+  NcclTuning h100x2 = nccl_tuning(resolve_cluster("dgx-h100", 2), {16, 8, 8});
+  CHECK(nccl_time(h100x2, K::all_reduce, 4.0 * (1 << 30)).algo == NcclAlgo::nvls_tree);
+  // One GPU per node: PAT serves all-gather, and NVLS does not apply.
+  NcclTuning rail = nccl_tuning(resolve_cluster("dgx-h100", 4), {4, 1, 1});
+  CHECK(rail.bw_GBps[1][int(NcclAlgo::pat)][int(NcclProto::simple)] > 0);
+  CHECK(rail.bw_GBps[0][int(NcclAlgo::nvls)][int(NcclProto::simple)] == 0);
+  // p2p kinds are not NCCL-tuned collectives.
+  CHECK(nccl_time(a100x4, K::send_recv, 1 << 20).time_s < 0);
+}
+
+TEST_CASE("the nccl block is checked and round-trips", "[costmodel][nccl][cluster]") {
+  ClusterSpec h100 = resolve_cluster("dgx-h100");
+  REQUIRE(h100.nccl);
+  nlohmann::json j = cluster_to_json(h100);
+  CHECK(cluster_from_json(j, "x.json") == h100);
+  nlohmann::json bad = j;
+  bad["nccl"]["arch"] = "pascal";
+  CHECK_THROWS_WITH(cluster_from_json(bad, "x.json"), Catch::Contains("nccl.arch"));
+  bad = j;
+  bad["nccl"]["arch"] = "ampere";
+  CHECK_THROWS_WITH(cluster_from_json(bad, "x.json"), Catch::Contains("NVLink SHARP needs a Hopper"));
+  bad = j;
+  bad["nccl"]["speed"] = 1;
+  CHECK_THROWS_WITH(cluster_from_json(bad, "x.json"), Catch::Contains("nccl.speed: unknown key"));
+  // Without the block, nccl_collective_time is the α-β collective_time.
+  ClusterSpec plain = h100;
+  plain.nccl.reset();
+  CommGroup g{8, 8};
+  CHECK(nccl_collective_time(plain, K::all_reduce, g, 1 << 20).time_s ==
+        collective_time(plain, K::all_reduce, g, 1 << 20).time_s);
+  CHECK(nccl_collective_time(h100, K::all_reduce, g, 1 << 20).protocol == "LL");
+}
