@@ -1,4 +1,4 @@
-// NCCL's model (costmodel/src/nccl_model.cpp) against numbers worked out by hand from NCCL's
+// NCCL's model (costmodel/cluster/src/nccl_model.cpp) against numbers worked out by hand from NCCL's
 // search.cc / tuning.cc constants on the dgx-a100 and dgx-h100 presets, and the cluster JSON's
 // `nccl` block checks.
 #include <catch2/catch.hpp>

@@ -4,7 +4,7 @@
 // topology search (src/graph/search.cc) finds on the cluster, the channel count it launches per
 // size (src/enqueue.cc), and the choice of the fastest (algorithm, protocol) that NCCL makes.
 // Used by collective_time() and the mesh dims whenever the cluster JSON has an `nccl` block
-// (ClusterSpec::nccl); the formulas are written out in costmodel/src/nccl_model.cpp's header.
+// (ClusterSpec::nccl); the formulas are written out in costmodel/cluster/src/nccl_model.cpp's header.
 #pragma once
 #include <cstdint>
 #include <string_view>
