@@ -145,7 +145,10 @@ void run_collective(const Options& opt, Report& report, const CollectiveBench& c
           CALIB_CHECK(cudaSetDevice(k.device));
           ChunkValues sentinel{};
           for (float& v : sentinel.v) v = -1e30f;
-          if (!in_place) fill_chunks<<<blocks_for(count * recv_chunks), 256, 0, k.stream>>>(recv_ptr(r), count, recv_chunks, sentinel);
+          // Sentinel first, then the send values: in place, the send region lies inside the
+          // receive region and overwrites its part, so what the collective leaves unwritten
+          // still reads as the sentinel (issue 16, defect 9).
+          fill_chunks<<<blocks_for(count * recv_chunks), 256, 0, k.stream>>>(recv_ptr(r), count, recv_chunks, sentinel);
           fill_chunks<<<blocks_for(count * send_chunks), 256, 0, k.stream>>>(
               const_cast<float*>(send_ptr(r)), count, send_chunks, values(c.send_value, r, n, send_chunks));
           CALIB_CHECK(cudaGetLastError());
