@@ -2,6 +2,9 @@
 // this binary in build/calib/gpu/) and writes one measurements JSON plus one stdout table per
 // benchmark into --out. Without the CUDA build, or without a GPU, it says so in one line and
 // exits 2. autoddl itself never links CUDA: it probes with the `gpu_info` program.
+// With --launcher "srun ..." / "mpirun ...", every run goes through that command (one process
+// per GPU on every node; calib/src/calibrate_plan.cpp lists the group shapes), so autoddl can
+// run on a login node; the programs must be at the same path on the nodes.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +34,21 @@ struct CalibrateArgs {
   std::string bin_dir;
   bool quick = false;
   std::vector<std::string> only;
+  std::string launcher;
+  int nodes = 0;
+  int gpus_per_node = 0;
 };
+
+// 'text' for /bin/sh, quoted unless it is plain.
+std::string shell_word(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+") ==
+                           std::string::npos) {
+    return text;
+  }
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
 
 fs::path default_bin_dir() {
   if (const char* env = std::getenv("AUTODDL_CALIB_BIN_DIR")) return env;
@@ -50,6 +67,10 @@ std::string first_line(const fs::path& file) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   return s;
 }
+
+int run_plan(const std::vector<calib::PlannedRun>& plan, const fs::path& bin, const fs::path& out,
+             const std::string& launcher);
+void print_next(const fs::path& out);
 
 int run_calibrate(const CalibrateArgs& a) {
   fs::path bin = a.bin_dir.empty() ? default_bin_dir() : fs::path(a.bin_dir);
@@ -87,16 +108,30 @@ int run_calibrate(const CalibrateArgs& a) {
   } catch (const InputError&) {
     // an unreadable device list: run the NCCL programs at world size 1
   }
+  const int failures = run_plan(calib::calibration_plan(gpus, a.quick, a.only), bin, out, "");
+  print_next(out);
+  return failures ? 1 : 0;
+}
+
+// Runs each planned program (through `launcher` when not empty) with --json OUT/<stem>.json,
+// its output in OUT/<stem>.txt; prints one line per run; returns the failed runs.
+int run_plan(const std::vector<calib::PlannedRun>& plan, const fs::path& bin, const fs::path& out,
+             const std::string& launcher) {
   int failures = 0;
-  for (const calib::PlannedRun& r : calib::calibration_plan(gpus, a.quick, a.only)) {
+  for (const calib::PlannedRun& r : plan) {
     fs::path exe = bin / r.program;
-    if (!fs::exists(exe)) {
+    if (launcher.empty() && !fs::exists(exe)) {
       std::cout << r.stem << ": not built, skipped\n";
       continue;
     }
     std::vector<std::string> argv = {exe.string()};
     argv.insert(argv.end(), r.args.begin(), r.args.end());
     argv.insert(argv.end(), {"--json", (out / (r.stem + ".json")).string()});
+    if (!launcher.empty()) {
+      std::string line = launcher;
+      for (const std::string& w : argv) line += " " + shell_word(w);
+      argv = {"/bin/sh", "-c", line};
+    }
     std::cout << r.stem << ": " << r.what << " ... " << std::flush;
     auto t0 = std::chrono::steady_clock::now();
     int rc = run_logged(argv, out / (r.stem + ".txt"));
@@ -109,9 +144,51 @@ int run_calibrate(const CalibrateArgs& a) {
     }
     std::fflush(stdout);
   }
+  return failures;
+}
+
+void print_next(const fs::path& out) {
   std::cout << "next: autoddl fit --measurements " << (out / "*.json").string()
             << " --peak bf16=<FLOP/s>,fp16=<FLOP/s>,fp32=<FLOP/s> --out "
             << (out / "calibration.json").string() << "\n";
+}
+
+// --launcher: gpu_info through the launcher first (no GPU: exit 2), then the plan of the world.
+int run_calibrate_launcher(const CalibrateArgs& a) {
+  calib::WorldShape w;
+  if (a.nodes > 0 && a.gpus_per_node > 0) {
+    w = {a.nodes, a.gpus_per_node};
+  } else {
+    std::string why_not;
+    std::optional<calib::WorldShape> parsed = calib::parse_launcher(a.launcher, why_not);
+    if (!parsed) {
+      throw InputError("--launcher", a.launcher,
+                       "cannot tell the nodes and GPUs per node: " + why_not + " (or give --nodes and --gpus-per-node)");
+    }
+    w = *parsed;
+    if (a.nodes > 0) w.nodes = a.nodes;
+    if (a.gpus_per_node > 0) w.gpus_per_node = a.gpus_per_node;
+  }
+  fs::path bin = a.bin_dir.empty() ? default_bin_dir() : fs::path(a.bin_dir);
+  fs::path out(a.out);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw InputError(a.out, "", "cannot create the output folder: " + ec.message());
+  std::vector<calib::PlannedRun> plan = calib::launcher_plan(w, a.quick, a.only);
+  std::printf("calibrate: %d nodes x %d GPUs through '%s', %zu runs\n", w.nodes, w.gpus_per_node,
+              safe_text(a.launcher).c_str(), plan.size());
+  if (!fs::exists(bin / "gpu_info")) {
+    std::printf("note: %s has no gpu_info here; the launcher must find the programs at that path on the nodes\n",
+                safe_text(bin.string()).c_str());
+  }
+  std::fflush(stdout);
+  if (run_plan({plan.front()}, bin, out, a.launcher) != 0) {
+    std::cerr << "autoddl: error: calibrate: no GPU: " << safe_text(first_line(out / "gpu_info.txt")) << "\n";
+    return 2;
+  }
+  plan.erase(plan.begin());
+  const int failures = run_plan(plan, bin, out, a.launcher);
+  print_next(out);
   return failures ? 1 : 0;
 }
 
@@ -125,7 +202,14 @@ RunFn setup_calibrate(CLI::App& sub) {
                  "$AUTODDL_CALIB_BIN_DIR)");
   sub.add_flag("--quick", a->quick, "smaller sweeps (up to 64 MiB, fewer GEMM shapes): minutes, not tens");
   sub.add_option("--only", a->only, "run only these programs (e.g. gemm_cublaslt nccl_all_reduce)");
-  return [a] { return run_calibrate(*a); };
+  sub.add_option("--launcher", a->launcher,
+                 "run every program through this command, one process per GPU on every node, e.g. "
+                 "\"srun -N4 --ntasks-per-node=8 --gpus-per-task=1\" or \"mpirun -np 32 -N 8\"");
+  sub.add_option("--nodes", a->nodes, "nodes the launcher starts (default: read from --launcher)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--gpus-per-node", a->gpus_per_node, "processes (GPUs) per node (default: read from --launcher)")
+      ->check(CLI::PositiveNumber);
+  return [a] { return a->launcher.empty() ? run_calibrate(*a) : run_calibrate_launcher(*a); };
 }
 
 }  // namespace autoddl::cli

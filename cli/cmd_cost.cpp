@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
@@ -65,6 +66,40 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
   }
 }
 
+// With a calibrated cluster: per mesh dim, the all-reduce of 1 GiB (nccl-tests size) and where
+// its time comes from (measured with this group shape, the fitted link tier, or the preset's
+// α-β), so a user sees which dims the calibration covers. Also stored in --json's "mesh_dims".
+nlohmann::json mesh_dims_report(const costmodel::ClusterSpec& c, const std::vector<int>& shape) {
+  using namespace costmodel;
+  nlohmann::json dims = nlohmann::json::array();
+  if (!c.calibration) return dims;
+  const DeviceMesh mesh = make_mesh(c, shape);
+  const double bytes = 1 << 30;
+  std::printf("\n  mesh dims (calibration %s), all_reduce of 1 GiB:\n", c.calibration_file.c_str());
+  for (int d = 0; d < mesh.ndims(); ++d) {
+    const MeshDim& m = mesh.dims[d];
+    CalibrationMatch how = CalibrationMatch::none;
+    if (m.size > 1) {
+      c.calibration->collective_time_s(CollectiveKind::all_reduce, CommGroup{m.size, m.ranks_per_node},
+                                       m.groups_per_node, bytes, &how);
+    }
+    const double t = mesh.collective_time_s(d, CollectiveKind::all_reduce, bytes);
+    const char* source = how == CalibrationMatch::measured    ? "measured"
+                         : how == CalibrationMatch::link_tier ? "link-tier fit"
+                                                              : "cluster model";
+    std::printf("    dim %d: %d ranks, %d per node, %d groups per node%s  %12s  %s\n", d, m.size,
+                m.ranks_per_node, m.groups_per_node, m.crosses_nodes ? ", across nodes" : ", inside a node",
+                human_seconds(t).c_str(), source);
+    dims.push_back({{"size", m.size},
+                    {"ranks_per_node", m.ranks_per_node},
+                    {"groups_per_node", m.groups_per_node},
+                    {"crosses_nodes", m.crosses_nodes},
+                    {"all_reduce_1GiB_s", t},
+                    {"source", source}});
+  }
+  return dims;
+}
+
 int run_cost(const CostOptions& opt) {
   using namespace costmodel;
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
@@ -72,8 +107,10 @@ int run_cost(const CostOptions& opt) {
   CostReport r = evaluate(m.graph, c, m.scheme);
   restate_for_given_model(r, m);
   print_report(r, m.graph, opt.top);
+  const nlohmann::json dims = mesh_dims_report(c, m.scheme.mesh_shape);
   if (!opt.json_file.empty()) {
     nlohmann::json j = to_json(r);
+    if (!dims.empty()) j["mesh_dims"] = dims;
     j["notes"] = m.note.empty() ? nlohmann::json::array() : nlohmann::json::array({m.note});
     write_json_atomic(opt.json_file, j);
   }

@@ -39,6 +39,9 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --dims LIST        M/N/K values of the GEMM grid\n"
                "      --batch N          conv batch size (default 32)\n"
                "      --quick            smaller sweeps (max 64M, fewer shapes, 10 iterations)\n"
+               "      --group-ranks N    NCCL, one process per GPU (MPI build): groups of N ranks\n"
+               "      --ranks-per-node N   with N of them on each node they span (default: N)\n"
+               "      --groups-per-node K  K such groups at once, sharing the NICs (default 1)\n"
                "      --json FILE        write result rows (autoddl-measurements/1)\n"
                "      --trace FILE       write a Chrome trace of every GPU activity\n",
                info.name, info.description, info.name);
@@ -151,12 +154,38 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
     } else if (a == "--dims") {
       o.dims.clear();
       for (const std::string& d : split(value(i))) o.dims.push_back(static_cast<int64_t>(parse_size(d, info)));
-    } else if (a == "--quick") o.quick = true;
+    } else if (a == "--group-ranks") o.group_ranks = integer(i, 1);
+    else if (a == "--ranks-per-node") o.ranks_per_node = integer(i, 1);
+    else if (a == "--groups-per-node") o.groups_per_node = integer(i, 1);
+    else if (a == "--quick") o.quick = true;
     else if (a == "--json") o.json_path = value(i);
     else if (a == "--trace") o.trace_path = value(i);
     else usage(info, "unknown option '" + a + "'");
   }
   if (o.min_bytes > o.max_bytes) usage(info, "--min-bytes is larger than --max-bytes");
+  if (o.group_ranks > 0 && o.ranks_per_node == 0) o.ranks_per_node = o.group_ranks;
+  // Started by a launcher (srun, mpirun) on every GPU without --group-ranks: each rank measures
+  // its own GPU; rank 0 writes FILE, rank R FILE's stem + ".rank<R>.json" and prints nothing, so
+  // a slow GPU shows up in its own file and one table stays readable.
+  if (o.group_ranks == 0) {
+    int rank = 0;
+    for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+      if (const char* v = std::getenv(var)) {
+        rank = std::atoi(v);
+        break;
+      }
+    }
+    if (rank > 0) {
+      const std::string tag = ".rank" + std::to_string(rank);
+      for (std::string* path : {&o.json_path, &o.trace_path}) {
+        if (path->empty()) continue;
+        const size_t dot = path->rfind(".json");
+        *path = dot == std::string::npos ? *path + tag : path->substr(0, dot) + tag + path->substr(dot);
+      }
+      if (!std::freopen("/dev/null", "w", stdout)) std::perror("stdout");
+    }
+  }
+  if (o.ranks_per_node > o.group_ranks && o.group_ranks > 0) usage(info, "--ranks-per-node exceeds --group-ranks");
   if (o.quick) {
     if (!max_given) o.max_bytes = std::min<size_t>(o.max_bytes, 64 << 20);
     if (!iters_given) o.iters = 10;
@@ -241,6 +270,7 @@ void Report::add(Row r) {
                       {"wrong", nullptr},
                       {"shape", shape},
                       {"skipped", nullptr}};
+  if (r.groups_per_node > 1) j["groups_per_node"] = r.groups_per_node;
   if (r.kernel_us >= 0) j["kernel_us"] = r.kernel_us;
   if (r.wrong >= 0) j["wrong"] = r.wrong;
   if (!r.skipped.empty()) j["skipped"] = r.skipped;

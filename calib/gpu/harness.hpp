@@ -59,6 +59,12 @@ struct Options {
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
   std::string json_path;        // result rows; empty: stdout table only
   std::string trace_path;       // Chrome trace of every CUPTI activity of the run
+  // One process per GPU under a launcher (MPI builds of the nccl_* programs): the world is split
+  // into groups of group_ranks ranks, ranks_per_node on each node they span, groups_per_node of
+  // them running at once (calib/src/calibrate_plan.cpp). 0: one process drives its GPUs.
+  int group_ranks = 0;
+  int ranks_per_node = 0;
+  int groups_per_node = 1;
   std::vector<std::string> argv;
 
   std::vector<size_t> sizes() const;  // min_bytes, ×factor, .. ≤ max_bytes
@@ -80,6 +86,7 @@ struct Row {
   std::string dtype;
   int ranks = 1;
   int ranks_per_node = 1;
+  int groups_per_node = 1;  // groups measured at once (written when > 1)
   double time_us = 0;
   double kernel_us = -1;  // < 0: not traced
   double algbw_GBps = 0;

@@ -19,7 +19,7 @@ using costmodel::DType;
 
 namespace {
 
-using GroupKey = std::tuple<CollectiveKind, int, int>;  // kind, ranks, ranks per node
+using GroupKey = std::tuple<CollectiveKind, int, int, int>;  // kind, ranks, per node, groups per node
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -52,7 +52,7 @@ void add_nccl_tests(const std::vector<NcclTestsRun>& runs, std::map<GroupKey, Co
       throw InputError(run.file, "line " + std::to_string(run.first_line),
                        "the log reports CPU time (nccl-tests -C 1); rerun without -C to fit GPU time");
     }
-    GroupKey key{run.kind, run.group.ranks, run.group.ranks_per_node};
+    GroupKey key{run.kind, run.group.ranks, run.group.ranks_per_node, 1};
     CollectivePoints& g = groups[key];
     g.sources.insert(run.file);
     int wrong = 0;
@@ -93,7 +93,7 @@ void add_measurements(const std::vector<MeasurementFile>& files,
           continue;
         }
         if (r.size_bytes <= 0) continue;
-        GroupKey key{info->kind, r.ranks, r.ranks_per_node};
+        GroupKey key{info->kind, r.ranks, r.ranks_per_node, r.groups_per_node};
         groups[key].times_by_bytes[r.size_bytes].push_back(time_s);
         groups[key].sources.insert(f.path);
       } else if (r.name == "gemm" || r.name == "conv") {
@@ -167,6 +167,7 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
   cal.provenance.date = opt.date.empty() ? now_utc() : opt.date;
   cal.provenance.command = opt.command;
 
+  std::vector<ShapePoints> shapes;
   for (auto& [key, g] : groups) {
     std::vector<SizeTime> points;
     for (auto& [bytes, times] : g.times_by_bytes) points.push_back({bytes, median(times)});
@@ -174,12 +175,15 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
     CollectiveFitRow row;
     row.kind = std::get<0>(key);
     row.group = {std::get<1>(key), std::get<2>(key)};
+    row.groups_per_node = std::get<3>(key);
     row.points = static_cast<int>(points.size());
     row.fit = fit_group(points, opt.bands);
+    shapes.push_back({row.kind, row.group, row.groups_per_node, points});
 
     costmodel::CollectiveCalibration cc;
     cc.kind = row.kind;
     cc.group = row.group;
+    cc.groups_per_node = row.groups_per_node;
     cc.bands = row.fit.bands;
     if (opt.keep_measured) {
       for (const SizeTime& p : points) cc.measured.push_back({p.bytes, p.time_s});
@@ -190,6 +194,10 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
     }
     cal.collectives.push_back(std::move(cc));
     out.collectives.push_back(std::move(row));
+  }
+  if (opt.link_tiers) {
+    out.link_tiers = fit_link_tiers(shapes);
+    for (const LinkTierFitRow& t : out.link_tiers) cal.link_tiers.push_back(t.tier);
   }
 
   // Reference peak per dtype: given, or the best throughput measured in that dtype.

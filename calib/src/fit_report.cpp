@@ -39,22 +39,42 @@ void append(std::string& out, const char* fmt, auto... args) {
 std::string format_fit_report(const FitResult& r) {
   std::string out;
   if (!r.collectives.empty()) {
-    append(out, "%-15s %6s %8s %11s %6s %9s %9s %9s %8s %9s %9s %9s\n", "collective", "ranks",
-           "per_node", "from", "points", "alpha", "algbw", "busbw", "R2", "max_err", "held-out",
-           "interp");
-    append(out, "%-15s %6s %8s %11s %6s %9s %9s %9s %8s %9s %9s %9s\n", "", "", "", "(B)", "",
-           "(us)", "(GB/s)", "(GB/s)", "", "(%)", "(%)", "(%)");
+    append(out, "%-15s %6s %8s %6s %11s %6s %9s %9s %9s %8s %9s %9s %9s\n", "collective", "ranks",
+           "per_node", "groups", "from", "points", "alpha", "algbw", "busbw", "R2", "max_err",
+           "held-out", "interp");
+    append(out, "%-15s %6s %8s %6s %11s %6s %9s %9s %9s %8s %9s %9s %9s\n", "", "", "", "/node",
+           "(B)", "", "(us)", "(GB/s)", "(GB/s)", "", "(%)", "(%)", "(%)");
     for (const CollectiveFitRow& c : r.collectives) {
       double factor = costmodel::collective_info(c.kind).bw_factor(c.group.ranks);
       for (size_t b = 0; b < c.fit.bands.size(); ++b) {
         const costmodel::AlphaBetaBand& band = c.fit.bands[b];
         double algbw = band.beta_s_per_byte > 0 ? 1e-9 / band.beta_s_per_byte : 0;
-        append(out, "%-15s %6d %8d %11s %6d %9.2f %9.2f %9.2f %8.4f %9.2f %9s %9s\n",
+        append(out, "%-15s %6d %8d %6d %11s %6d %9.2f %9.2f %9.2f %8.4f %9.2f %9s %9s\n",
                std::string(costmodel::collective_info(c.kind).name).c_str(), c.group.ranks,
-               c.group.ranks_per_node, bytes_text(band.from_bytes).c_str(), band.fit->points,
+               c.group.ranks_per_node, c.groups_per_node, bytes_text(band.from_bytes).c_str(), band.fit->points,
                band.alpha_s * 1e6, algbw, algbw * factor, band.fit->r2,
                band.fit->max_rel_error * 100, percent(band.fit->holdout_rel_error).c_str(),
                b == 0 ? percent(c.fit.holdout_interp_rel_error).c_str() : "");
+      }
+    }
+  }
+  if (!r.link_tiers.empty()) {
+    // Fixed cost, per-step α and ring bandwidth 1/β; held-out: each shape left out in turn.
+    if (!out.empty()) out += "\n";
+    append(out, "%-10s %8s %6s %6s %9s %9s %10s %9s %9s\n", "link tier", "per_node", "groups",
+           "shapes", "fixed", "alpha", "bandwidth", "mean_err", "held-out");
+    append(out, "%-10s %8s %6s %6s %9s %9s %10s %9s %9s\n", "", "", "/node", "", "(us)", "(us/step)",
+           "(GB/s)", "(%)", "(%)");
+    for (const LinkTierFitRow& t : r.link_tiers) {
+      const costmodel::LinkTierCalibration& c = t.tier;
+      append(out, "%-10s %8s %6d %6d %9.2f %9.2f %10.2f %9.2f %9s\n", c.inter_node ? "inter-node" : "intra-node",
+             c.inter_node ? std::to_string(c.ranks_per_node).c_str() : "all", c.groups_per_node, c.shapes,
+             c.fixed_s * 1e6, c.alpha_s * 1e6, c.beta_s_per_byte > 0 ? 1e-9 / c.beta_s_per_byte : 0.0, c.mean_rel_error * 100,
+             percent(c.holdout_rel_error).c_str());
+      for (const ShapeHoldout& h : t.holdout) {
+        append(out, "  held out %s over %d ranks, %d per node, %d groups per node: %.2f %%\n",
+               std::string(costmodel::collective_info(h.kind).name).c_str(), h.group.ranks,
+               h.group.ranks_per_node, h.groups_per_node, h.rel_error * 100);
       }
     }
   }

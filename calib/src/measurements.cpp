@@ -13,11 +13,13 @@ namespace {
 
 constexpr std::string_view kFormat = "autoddl-measurements/1";
 
-// Checks that object `j` at `path` has exactly `keys`.
+// Checks that object `j` at `path` has exactly `keys`, plus any of `optional`.
 void exact_keys(const nlohmann::json& j, std::initializer_list<std::string_view> keys,
-                const std::string& source, const std::string& path) {
+                const std::string& source, const std::string& path,
+                std::initializer_list<std::string_view> optional = {}) {
   if (!j.is_object()) throw InputError(source, path.empty() ? "(top level)" : path, "expected a JSON object");
   std::set<std::string_view> known(keys);
+  known.insert(optional.begin(), optional.end());
   auto field = [&](std::string_view key) { return path.empty() ? std::string(key) : path + "." + std::string(key); };
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!known.count(it.key())) throw InputError(source, field(it.key()), "unknown key");
@@ -70,7 +72,7 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
                {"name", "size_bytes", "count", "dtype", "ranks", "ranks_per_node", "time_us",
                 "kernel_us", "algbw_GBps", "busbw_GBps", "flops", "tflops", "wrong", "shape",
                 "skipped"},
-               source, path);
+               source, path, {"groups_per_node"});
     path += ".";
     MeasurementRow row;
     row.name = str(r, "name", source, path);
@@ -85,6 +87,12 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
     }
     if (row.ranks_per_node > row.ranks) {
       throw InputError(source, path + "ranks_per_node", "exceeds ranks");
+    }
+    if (r.contains("groups_per_node")) {
+      if (!json_int_in(r.at("groups_per_node"), 1, 1 << 24)) {
+        throw InputError(source, path + "groups_per_node", "expected an integer in [1, 2^24]");
+      }
+      row.groups_per_node = static_cast<int>(r.at("groups_per_node").get<int64_t>());
     }
     row.time_us = num(r, "time_us", source, path);
     if (!r.at("kernel_us").is_null()) row.kernel_us = num(r, "kernel_us", source, path);

@@ -10,6 +10,7 @@
 
 using namespace autoddl::calib;
 using autoddl::InputError;
+using autoddl::costmodel::CalibrationMatch;
 using autoddl::costmodel::CollectiveKind;
 using autoddl::costmodel::DType;
 
@@ -77,7 +78,16 @@ TEST_CASE("calibrated lookup returns the measured out-of-place time at a measure
   // all_reduce_perf_8xH100.txt: 1073741824 B took 5850.25 us out of place.
   CHECK(r.calibration.collective_time_s(CollectiveKind::all_reduce, {8, 8}, 1073741824.0) ==
         Approx(5850.25e-6));
-  CHECK(r.calibration.collective_time_s(CollectiveKind::all_reduce, {16, 8}, 1e6) < 0);
+  // 16 ranks, 8 per node: no all_reduce measured there; the all_gather log of that shape gave an
+  // inter-node link tier, which prices it, unless link tiers are off.
+  CalibrationMatch how = CalibrationMatch::none;
+  CHECK(r.calibration.collective_time_s(CollectiveKind::all_reduce, {16, 8}, 1, 1e6, &how) > 0);
+  CHECK(how == CalibrationMatch::link_tier);
+  FitOptions no_tiers;
+  no_tiers.link_tiers = false;
+  FitResult plain = fit_calibration(sample_logs(), {}, no_tiers);
+  CHECK(plain.calibration.link_tiers.empty());
+  CHECK(plain.calibration.collective_time_s(CollectiveKind::all_reduce, {16, 8}, 1e6) < 0);
 }
 
 TEST_CASE("rows whose data check failed are left out and noted", "[calib][fit]") {

@@ -97,3 +97,13 @@ TEST_CASE("fit takes a calibrate folder as written: files of another format are 
                       std::string(AUTODDL_SOURCE_DIR) + "/tests/fuzz/regressions/measurement/ranks_2_32.json", why),
                   autoddl::InputError);
 }
+
+TEST_CASE("groups_per_node is an optional row key, 1 when absent", "[calib][measurements]") {
+  json shared = row("all_reduce", 1 << 20, 80);
+  shared["groups_per_node"] = 8;
+  MeasurementFile m = measurements_from_json(file({row("all_reduce", 1 << 20, 25.5), shared}), "m.json");
+  CHECK(m.rows[0].groups_per_node == 1);
+  CHECK(m.rows[1].groups_per_node == 8);
+  shared["groups_per_node"] = 0;
+  CHECK(load_error(file({shared})) == "m.json: rows[0].groups_per_node: expected an integer in [1, 2^24]");
+}

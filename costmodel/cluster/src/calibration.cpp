@@ -53,6 +53,9 @@ class Fields {
     }
     return x;
   }
+  int optional_integer(const std::string& key, int min_value, int max_value, int absent) {
+    return has(key) ? integer(key, min_value, max_value) : absent;
+  }
   std::optional<double> optional_number(const std::string& key, double min_value,
                                         double max_value) {
     if (!has(key)) return std::nullopt;
@@ -132,6 +135,7 @@ CollectiveCalibration read_collective(const nlohmann::json& j, const std::string
   c.kind = info->kind;
   c.group.ranks = f.integer("ranks", 1, 1 << 24);
   c.group.ranks_per_node = f.integer("ranks_per_node", 1, c.group.ranks);
+  c.groups_per_node = f.optional_integer("groups_per_node", 1, 1 << 24, 1);
   c.source = f.string("source");
 
   const nlohmann::json& bands = f.array("bands");
@@ -171,6 +175,30 @@ CollectiveCalibration read_collective(const nlohmann::json& j, const std::string
   return c;
 }
 
+LinkTierCalibration read_link_tier(const nlohmann::json& j, const std::string& source,
+                                   const std::string& path) {
+  Fields f(j, source, path);
+  LinkTierCalibration t;
+  const std::string tier = f.string("tier");
+  if (tier != "intra_node" && tier != "inter_node") {
+    f.fail("tier", "expected \"intra_node\" or \"inter_node\"");
+  }
+  t.inter_node = tier == "inter_node";
+  if (t.inter_node) t.ranks_per_node = f.integer("ranks_per_node", 1, 1 << 24);
+  t.groups_per_node = f.integer("groups_per_node", 1, 1 << 24);
+  t.fixed_s = f.number("fixed_s", 0, 1e300);
+  t.alpha_s = f.number("alpha_s", 0, 1e300);
+  t.beta_s_per_byte = f.number("beta_s_per_byte", 0, 1e300);
+  if (t.fixed_s == 0 && t.alpha_s == 0 && t.beta_s_per_byte == 0) {
+    f.fail("", "fixed_s, alpha_s and beta_s_per_byte are all 0");
+  }
+  t.shapes = f.integer("shapes", 1, 1 << 30);
+  t.mean_rel_error = f.number("mean_rel_error", 0, 1e300);
+  t.holdout_rel_error = f.optional_number("holdout_rel_error", 0, 1e300);
+  f.finish();
+  return t;
+}
+
 EfficiencyCalibration read_efficiency(const nlohmann::json& j, const std::string& source,
                                       const std::string& path) {
   Fields f(j, source, path);
@@ -208,6 +236,11 @@ double log_interp(double x, double x0, double y0, double x1, double y1) {
 
 }  // namespace
 
+bool link_tier_collective(CollectiveKind kind) {
+  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+         kind == CollectiveKind::reduce_scatter;
+}
+
 double CollectiveCalibration::band_time_s(double bytes) const {
   if (bands.empty()) return -1;
   const AlphaBetaBand* b = &bands.front();
@@ -235,14 +268,31 @@ double CollectiveCalibration::measured_time_s(double bytes) const {
   return log_interp(bytes, lo->bytes, lo->time_s, hi->bytes, hi->time_s);
 }
 
-const CollectiveCalibration* Calibration::find(CollectiveKind kind, const CommGroup& g) const {
+const CollectiveCalibration* Calibration::find(CollectiveKind kind, const CommGroup& g,
+                                               int groups_per_node) const {
   for (const CollectiveCalibration& c : collectives) {
     if (c.kind == kind && c.group.ranks == g.ranks &&
-        c.group.ranks_per_node == g.ranks_per_node) {
+        c.group.ranks_per_node == g.ranks_per_node && c.groups_per_node == groups_per_node) {
       return &c;
     }
   }
   return nullptr;
+}
+
+const LinkTierCalibration* Calibration::find_tier(CollectiveKind kind, const CommGroup& g,
+                                                  int groups_per_node) const {
+  if (!link_tier_collective(kind) || g.ranks < 2) return nullptr;
+  const bool inter = g.ranks > g.ranks_per_node;
+  const LinkTierCalibration* same_load = nullptr;
+  for (const LinkTierCalibration& t : link_tiers) {
+    if (t.inter_node != inter) continue;
+    if (!inter) return &t;
+    if (t.ranks_per_node == g.ranks_per_node && t.groups_per_node == groups_per_node) return &t;
+    if (!same_load && t.ranks_per_node * t.groups_per_node == g.ranks_per_node * groups_per_node) {
+      same_load = &t;
+    }
+  }
+  return same_load;
 }
 
 const EfficiencyCalibration* Calibration::find_efficiency(std::string_view op,
@@ -255,8 +305,21 @@ const EfficiencyCalibration* Calibration::find_efficiency(std::string_view op,
 
 double Calibration::collective_time_s(CollectiveKind kind, const CommGroup& g,
                                       double bytes) const {
-  const CollectiveCalibration* c = find(kind, g);
-  if (!c) return -1;
+  return collective_time_s(kind, g, 1, bytes);
+}
+
+double Calibration::collective_time_s(CollectiveKind kind, const CommGroup& g, int groups_per_node,
+                                      double bytes, CalibrationMatch* how) const {
+  if (how) *how = CalibrationMatch::none;
+  const CollectiveCalibration* c = find(kind, g, groups_per_node);
+  if (!c) {
+    const LinkTierCalibration* t = find_tier(kind, g, groups_per_node);
+    if (!t) return -1;
+    if (how) *how = CalibrationMatch::link_tier;
+    if (bytes <= 0) return 0;
+    return t->fixed_s + ring_time_s(kind, g.ranks, bytes, LinkTier{t->alpha_s, t->beta_s_per_byte});
+  }
+  if (how) *how = CalibrationMatch::measured;
   if (bytes <= 0) return 0;
   bool covered = !c->measured.empty() && bytes >= c->measured.front().bytes &&
                  bytes <= c->measured.back().bytes;
@@ -300,11 +363,14 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& so
   for (size_t i = 0; i < colls.size(); ++i) {
     std::string path = indexed("collectives", i);
     CollectiveCalibration cc = read_collective(colls[i], source, path);
-    if (c.find(cc.kind, cc.group)) {
+    if (c.find(cc.kind, cc.group, cc.groups_per_node)) {
       throw InputError(source, path,
                        "duplicate entry for " + std::string(collective_info(cc.kind).name) +
                            " over " + std::to_string(cc.group.ranks) + " ranks, " +
-                           std::to_string(cc.group.ranks_per_node) + " per node");
+                           std::to_string(cc.group.ranks_per_node) + " per node" +
+                           (cc.groups_per_node > 1
+                                ? ", " + std::to_string(cc.groups_per_node) + " groups per node"
+                                : std::string()));
     }
     c.collectives.push_back(std::move(cc));
   }
@@ -318,6 +384,20 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& so
                        "duplicate entry for " + e.op + " " + std::string(dtype_name(e.dtype)));
     }
     c.efficiency.push_back(std::move(e));
+  }
+  if (f.has("link_tiers")) {
+    const nlohmann::json& tiers = f.array("link_tiers");
+    for (size_t i = 0; i < tiers.size(); ++i) {
+      std::string path = indexed("link_tiers", i);
+      LinkTierCalibration t = read_link_tier(tiers[i], source, path);
+      for (const LinkTierCalibration& o : c.link_tiers) {
+        if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node &&
+            o.groups_per_node == t.groups_per_node) {
+          throw InputError(source, path, "duplicate link tier");
+        }
+      }
+      c.link_tiers.push_back(t);
+    }
   }
   f.finish();
   return c;
@@ -344,12 +424,14 @@ nlohmann::json calibration_to_json(const Calibration& c) {
     }
     json measured = json::array();
     for (const MeasuredPoint& p : cc.measured) measured.push_back({p.bytes, p.time_s});
-    colls.push_back({{"kind", std::string(collective_info(cc.kind).name)},
-                     {"ranks", cc.group.ranks},
-                     {"ranks_per_node", cc.group.ranks_per_node},
-                     {"source", cc.source},
-                     {"bands", bands},
-                     {"measured", measured}});
+    json jc = {{"kind", std::string(collective_info(cc.kind).name)},
+               {"ranks", cc.group.ranks},
+               {"ranks_per_node", cc.group.ranks_per_node},
+               {"source", cc.source},
+               {"bands", bands},
+               {"measured", measured}};
+    if (cc.groups_per_node > 1) jc["groups_per_node"] = cc.groups_per_node;
+    colls.push_back(jc);
   }
   json effs = json::array();
   for (const EfficiencyCalibration& e : c.efficiency) {
@@ -364,7 +446,7 @@ nlohmann::json calibration_to_json(const Calibration& c) {
     if (e.holdout_mape) je["holdout_mape"] = *e.holdout_mape;
     effs.push_back(je);
   }
-  return {{"format", std::string(kFormat)},
+  json out = {{"format", std::string(kFormat)},
           {"provenance",
            {{"device", c.provenance.device},
             {"date", c.provenance.date},
@@ -375,6 +457,23 @@ nlohmann::json calibration_to_json(const Calibration& c) {
             {"launch_overhead_s", c.memory.launch_overhead_s}}},
           {"collectives", colls},
           {"efficiency", effs}};
+  if (!c.link_tiers.empty()) {
+    json tiers = json::array();
+    for (const LinkTierCalibration& t : c.link_tiers) {
+      json jt = {{"tier", t.inter_node ? "inter_node" : "intra_node"}};
+      if (t.inter_node) jt["ranks_per_node"] = t.ranks_per_node;
+      jt["groups_per_node"] = t.groups_per_node;
+      jt["fixed_s"] = t.fixed_s;
+      jt["alpha_s"] = t.alpha_s;
+      jt["beta_s_per_byte"] = t.beta_s_per_byte;
+      jt["shapes"] = t.shapes;
+      jt["mean_rel_error"] = t.mean_rel_error;
+      if (t.holdout_rel_error) jt["holdout_rel_error"] = *t.holdout_rel_error;
+      tiers.push_back(jt);
+    }
+    out["link_tiers"] = tiers;
+  }
+  return out;
 }
 
 Calibration load_calibration_file(const std::string& path) {

@@ -17,8 +17,9 @@ int DeviceMesh::devices() const {
 
 double DeviceMesh::collective_time_s(int d, CollectiveKind kind, double bytes) const {
   const MeshDim& m = dims[d];
-  if (calibration && m.size > 1 && m.groups_per_node == 1) {
-    double t = calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node}, bytes);
+  if (calibration && m.size > 1) {
+    double t = calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node},
+                                              m.groups_per_node, bytes);
     if (t >= 0) return t;
   }
   return ring_time_s(kind, m.size, bytes, m.tier);

@@ -10,6 +10,7 @@
 
 #include "autoddl/calib/alpha_beta_fit.hpp"
 #include "autoddl/calib/efficiency_fit.hpp"
+#include "autoddl/calib/link_tier_fit.hpp"
 #include "autoddl/calib/measurements.hpp"
 #include "autoddl/calib/memory_fit.hpp"
 #include "autoddl/calib/nccl_tests_parser.hpp"
@@ -20,6 +21,7 @@ namespace autoddl::calib {
 struct FitOptions {
   BandOptions bands;               // collective bands; bands.holdout_every also drives kernels
   bool keep_measured = true;       // store measured tables next to the α-β bands
+  bool link_tiers = true;          // fit intra-/inter-node link tiers over the group shapes
   // Reference peaks efficiencies are fractions of. A dtype without one uses its best measured
   // throughput (efficiency relative to the best kernel seen), and the report says so.
   std::map<costmodel::DType, double> peak_flops_per_s;
@@ -36,6 +38,7 @@ struct FitOptions {
 struct CollectiveFitRow {
   costmodel::CollectiveKind kind;
   costmodel::CommGroup group;
+  int groups_per_node = 1;
   GroupFit fit;
   int points = 0;
 };
@@ -57,6 +60,7 @@ struct FitResult {
   costmodel::Calibration calibration;
   std::vector<CollectiveFitRow> collectives;
   std::vector<EfficiencyFitRow> efficiency;
+  std::vector<LinkTierFitRow> link_tiers;
   std::vector<HbmFitRow> hbm;            // the first one is the one stored
   std::optional<double> launch_overhead_s;
   std::vector<std::string> notes;        // what was left out, and why

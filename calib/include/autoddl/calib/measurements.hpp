@@ -19,6 +19,7 @@ struct MeasurementRow {
   std::string dtype;      // "fp32", "fp16", "bf16"
   int ranks = 1;
   int ranks_per_node = 1;
+  int groups_per_node = 1;          // groups measured at once (optional key; they share NICs)
   double time_us = 0;               // CUDA-event time per operation
   std::optional<double> kernel_us;  // CUPTI kernel time per operation, when traced
   double algbw_GBps = 0;

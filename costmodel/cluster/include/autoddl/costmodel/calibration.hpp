@@ -45,6 +45,7 @@ struct MeasuredPoint {
 struct CollectiveCalibration {
   CollectiveKind kind = CollectiveKind::all_reduce;
   CommGroup group;
+  int groups_per_node = 1;  // groups measured at once, each with ranks on every node (share its NICs)
   std::vector<AlphaBetaBand> bands;     // sorted by from_bytes; may be empty if measured isn't
   std::vector<MeasuredPoint> measured;  // strictly increasing bytes; may be empty
   std::string source;                   // e.g. the nccl-tests log it came from
@@ -55,6 +56,30 @@ struct CollectiveCalibration {
   // (the smallest time below, the last segment's slope above); negative if it is empty.
   double measured_time_s(double bytes) const;
 };
+
+// One link tier fitted over several measured group shapes (calib's link_tier_fit): a fixed cost
+// plus per ring step α and per byte β, fixed_s + latency_steps(p)·α + bw_factor(p)·S·β
+// (fixed_s + ring_time_s), so group shapes
+// never measured on this tier get calibrated numbers. Intra-node: groups inside one node
+// (ranks_per_node 0 = any). Inter-node: groups over several nodes with `ranks_per_node` ranks on
+// each and `groups_per_node` such groups running at once.
+struct LinkTierCalibration {
+  bool inter_node = false;
+  int ranks_per_node = 0;
+  int groups_per_node = 1;
+  double fixed_s = 0;
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+  int shapes = 0;                           // measured group shapes behind the fit
+  double mean_rel_error = 0;                // on the points it was fitted to
+  std::optional<double> holdout_rel_error;  // mean over shapes, each left out of the fit in turn
+};
+
+// The collectives a link tier describes (the ring model's): all_reduce, all_gather, reduce_scatter.
+bool link_tier_collective(CollectiveKind kind);
+
+// How a calibrated collective time was found.
+enum class CalibrationMatch { none, measured, link_tier };
 
 // Fraction of `peak_flops_per_s` one kernel of `op` ("matmul" or "conv") reaches, by FLOPs
 // (same interpolation as GpuSpec::matmul_efficiency).
@@ -85,16 +110,29 @@ struct Calibration {
   Provenance provenance;
   std::vector<CollectiveCalibration> collectives;
   std::vector<EfficiencyCalibration> efficiency;
+  std::vector<LinkTierCalibration> link_tiers;
   MemoryCalibration memory;
 
-  const CollectiveCalibration* find(CollectiveKind kind, const CommGroup& g) const;
+  const CollectiveCalibration* find(CollectiveKind kind, const CommGroup& g,
+                                    int groups_per_node = 1) const;
+  // The tier fit for a group of g's shape run `groups_per_node` at a time: inside one node, the
+  // intra-node tier; across nodes, the inter-node tier with the same ranks per node and groups
+  // per node, else the one with the same NIC load (ranks per node x groups per node). Null if
+  // none, and for collectives the ring model does not describe (all_to_all, send_recv).
+  const LinkTierCalibration* find_tier(CollectiveKind kind, const CommGroup& g,
+                                       int groups_per_node) const;
   const EfficiencyCalibration* find_efficiency(std::string_view op, DType dtype) const;
 
   // Calibrated time of one collective of `bytes` (nccl-tests size) over group g: the measured
   // table interpolated in log-size where it covers `bytes`, otherwise the band's α-β, otherwise
-  // the table extrapolated. Negative when nothing is calibrated for (kind, g.ranks,
-  // g.ranks_per_node): the caller then falls back to the α-β model of the cluster spec.
+  // the table extrapolated; with no entry for (kind, g.ranks, g.ranks_per_node), the ring time
+  // on the fitted link tier (find_tier). Negative when neither exists: the caller then falls back
+  // to the α-β model of the cluster spec.
   double collective_time_s(CollectiveKind kind, const CommGroup& g, double bytes) const;
+  // The same for `groups_per_node` groups of g's shape at once (a mesh dim): the entry measured
+  // with that concurrency, else the fitted link tier's ring time; `how` says which.
+  double collective_time_s(CollectiveKind kind, const CommGroup& g, int groups_per_node,
+                           double bytes, CalibrationMatch* how = nullptr) const;
   // Calibrated efficiency of one `op` kernel of `flops` FLOPs; negative when uncalibrated.
   double kernel_efficiency(std::string_view op, DType dtype, double flops) const;
 };

@@ -24,8 +24,8 @@ struct MeshDim {
 
 struct DeviceMesh {
   std::vector<MeshDim> dims;
-  // Measured collectives (the cluster's calibration), used on dims whose groups run alone on
-  // their links (inside a node, or one group per node), as nccl-tests measured them.
+  // Measured collectives (the cluster's calibration): the entry measured with the dim's group
+  // shape and groups per node (concurrent groups share the NICs), else its fitted link tier.
   std::shared_ptr<const Calibration> calibration;
   int devices() const;
   int ndims() const { return static_cast<int>(dims.size()); }

@@ -1,0 +1,41 @@
+// Link tiers fitted over several measured group shapes (issue 16, "fit the link tiers"): a fixed
+// cost plus the ring model latency_steps(p)·α + bw_factor(p)·S·β (costmodel::ring_time_s), one
+// set per tier, so that group shapes nobody measured (6 GPUs of a node, 8 nodes when 2 and 4 were
+// measured) still get calibrated numbers. Tiers: intra-node (every group inside one node), and
+// inter-node per (ranks per node, groups per node), since groups that share a node's NICs see a
+// different bandwidth than a group alone. Only all_reduce, all_gather and reduce_scatter, the
+// collectives the ring model describes, are fitted.
+#pragma once
+#include <vector>
+
+#include "autoddl/calib/alpha_beta_fit.hpp"
+#include "autoddl/costmodel/calibration.hpp"
+
+namespace autoddl::calib {
+
+// The merged (bytes, time) points of one measured group shape.
+struct ShapePoints {
+  costmodel::CollectiveKind kind = costmodel::CollectiveKind::all_reduce;
+  costmodel::CommGroup group;
+  int groups_per_node = 1;
+  std::vector<SizeTime> points;
+};
+
+// Mean |relative error| on one shape when the tier is fitted without it.
+struct ShapeHoldout {
+  costmodel::CollectiveKind kind = costmodel::CollectiveKind::all_reduce;
+  costmodel::CommGroup group;
+  int groups_per_node = 1;
+  double rel_error = 0;
+};
+
+struct LinkTierFitRow {
+  costmodel::LinkTierCalibration tier;
+  std::vector<ShapeHoldout> holdout;  // empty when the tier has a single shape
+};
+
+// Weighted by 1/t like fit_alpha_beta (relative error); every coefficient ≥ 0. Tiers are returned intra-node
+// first, then inter-node by ranks per node and groups per node.
+std::vector<LinkTierFitRow> fit_link_tiers(const std::vector<ShapePoints>& shapes);
+
+}  // namespace autoddl::calib
