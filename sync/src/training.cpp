@@ -17,7 +17,12 @@ namespace {
 
 LabeledRecord parse_record(const std::string& line, const std::string& path, int64_t line_no) {
   const std::string where = "line " + std::to_string(line_no);
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  // The strategy (most of a record's bytes) is not a training input: dropped while parsing.
+  static const nlohmann::json::parser_callback_t skip_strategy = [](int depth, nlohmann::json::parse_event_t event,
+                                                                    nlohmann::json& parsed) {
+    return !(depth == 1 && event == nlohmann::json::parse_event_t::key && parsed == "strategy");
+  };
+  nlohmann::json j = nlohmann::json::parse(line, skip_strategy, false);
   if (j.is_discarded() || !j.is_object()) throw InputError(path, where, "malformed JSON");
   auto need = [&](const char* key, bool ok) {
     if (!j.contains(key)) throw InputError(path, where + ": " + key, "missing");
