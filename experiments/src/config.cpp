@@ -237,19 +237,16 @@ void parse_sync_learning(const Ctx& cx, const json& s, const std::string& f, Tas
       t.holdout = s["holdout"].get<double>();
     }
   } else {
-    if (s.contains("finetune")) {
-      if (!json_int_in(s["finetune"], 0, 100000) || s["finetune"].get<int>() == 1) {
-        cx.fail(f + ".finetune", "must be 0 (no target trials) or an integer from 2 to 100000 (got " + s["finetune"].dump() + ")");
+    // A record count that is 0 (`zero` says what that means) or enough to order (>= 2).
+    auto count = [&](const char* key, const std::string& zero, int& out) {
+      if (!s.contains(key)) return;
+      if (!json_int_in(s[key], 0, 100000) || s[key].get<int>() == 1) {
+        cx.fail(f + "." + key, "must be 0 (" + zero + ") or an integer from 2 to 100000 (got " + s[key].dump() + ")");
       }
-      t.finetune = s["finetune"].get<int>();
-    }
-    if (s.contains("train_trials")) {
-      if (!json_int_in(s["train_trials"], 0, 100000) || s["train_trials"].get<int>() == 1) {
-        cx.fail(f + ".train_trials", "must be 0 (every record) or an integer from 2 to 100000 (got " +
-                                         s["train_trials"].dump() + ")");
-      }
-      t.train_trials = s["train_trials"].get<int>();
-    }
+      out = s[key].get<int>();
+    };
+    count("finetune", "no target trials", t.finetune);
+    count("train_trials", "every record", t.train_trials);
   }
 }
 

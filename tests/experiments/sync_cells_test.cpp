@@ -32,9 +32,13 @@ json ranker_config(const std::string& data) {
   return j;
 }
 
-std::string empty_dataset() {
-  const std::string d = scratch("sync-data");
-  std::ofstream(d + "/records.jsonl") << "";
+// A dataset folder with no records: enough for the loader, which checks only that it exists.
+const std::string& empty_dataset() {
+  static const std::string d = [] {
+    const std::string dir = scratch("sync-data");
+    std::ofstream(dir + "/records.jsonl") << "";
+    return dir;
+  }();
   return d;
 }
 
