@@ -12,6 +12,7 @@
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/training.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
 #include <chrono>
 
@@ -26,7 +27,7 @@ namespace autoddl::cli {
 namespace {
 
 struct SyncOptions {
-  std::string model, knobs, cluster, builder, strategy, out, json_file;
+  std::string model, knobs, cluster, builder, strategy, out, json_file, pairs;
   std::optional<int> nodes;
   bool sim = false;
   uint64_t seed = 1;
@@ -155,7 +156,11 @@ int run_dataset(const SyncOptions& opt) {
                  static_cast<long long>(total), s);
     if (done == total) std::fprintf(stderr, "\n");
   };
-  std::vector<sync::DatasetPair> pairs = sync::default_dataset_pairs();
+  std::vector<sync::DatasetPair> pairs;
+  for (const sync::DatasetPair& p : sync::default_dataset_pairs()) {
+    if (opt.pairs.empty() || sync::pair_matches(p.key(), opt.pairs)) pairs.push_back(p);
+  }
+  if (pairs.empty()) throw InputError("--pairs", "", "matches none of the 24 pairs (e.g. '*@autosync-a,ncf@*')");
   int64_t written = sync::write_dataset(opt.out, pairs, o, progress);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("autoddl sync dataset: %lld new records (%zu pairs x %d) in %s/records.jsonl, %.1f s, %.0f records/s\n",
@@ -194,6 +199,8 @@ RunFn setup_sync(CLI::App& sub) {
   dataset->add_option("--jobs", opt->jobs, "Parallel simulations")->capture_default_str();
   dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs)")
       ->capture_default_str();
+  dataset->add_option("--pairs", opt->pairs,
+                      "Only these (model, cluster) pairs: model@cluster patterns, '*' for a side (default: all)");
   dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str()->check(non_negative_integer());
   auto learn = setup_sync_learn(sub);
   auto search = setup_sync_search(sub);

@@ -1,5 +1,6 @@
 // One cell's work: run its autoddl steps (cell_steps) one after another, each as a child
-// process writing --json into the cell's work folder, and gather what they wrote. Large parts
+// process writing --json into the cell's work folder, and gather what they wrote (sync_rank and
+// sync_transfer cells are computed in this process instead: sync_cells.hpp). Large parts
 // that no figure reads (per-op rows, the best scheme's full JSON) are dropped to keep rows small.
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/experiments/runner.hpp"
+#include "autoddl/experiments/sync_cells.hpp"
 
 namespace autoddl::experiments {
 
@@ -81,6 +83,15 @@ void trim(const std::string& step, json& j) {
 json run_cell_steps(const Cell& cell, const std::string& binary, const std::string& work_dir) {
   json out = {{"status", "ok"}, {"results", json::object()}};
   if (!cell.error.empty()) return {{"status", "failed"}, {"error", cell.error}, {"results", json::object()}};
+  const std::string task = cell.inputs.value("task", "");
+  if (task == "sync_rank" || task == "sync_transfer") {  // computed here, from dataset records
+    try {
+      out["results"] = run_sync_learning_cell(cell.inputs);
+    } catch (const InputError& e) {
+      return {{"status", "failed"}, {"error", task + ": " + e.what()}, {"results", json::object()}};
+    }
+    return out;
+  }
   if (cell.inputs.contains("gpus_per_node")) {
     // Fewer GPUs than a node holds: the same cluster with gpus_per_node lowered to them.
     costmodel::ClusterSpec c = costmodel::resolve_cluster(cell.inputs.at("cluster").get<std::string>());

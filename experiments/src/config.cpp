@@ -12,6 +12,7 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/experiments/config.hpp"
+#include "autoddl/sync/training.hpp"
 #ifdef AUTODDL_HAVE_SEARCH
 #include "autoddl/search/searcher.hpp"
 #endif
@@ -195,12 +196,75 @@ void check_scheme(const Ctx& cx, const std::string& text, const std::string& f) 
   }
 }
 
+// The fields of the SBP tasks, which no sync task takes (they run on the simulator or its records).
+void reject_sbp_fields(const Ctx& cx, const json& j, const std::string& f, const std::string& task) {
+  for (const char* k : {"search", "schemes", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers", "fidelity"}) {
+    if (j.contains(k)) cx.fail(f + "." + k, "does not apply to " + task + " (it runs on the simulator or its records)");
+  }
+}
+
+// sync_rank / sync_transfer: rankers trained on a dataset folder's records (docs/sweep-json.md).
+void parse_sync_learning(const Ctx& cx, const json& s, const std::string& f, TaskEntry& t) {
+  const bool rank = t.kind == TaskKind::sync_rank;
+  if (rank) cx.only_keys(s, f, {"data", "trials", "rankers", "holdout"});
+  else cx.only_keys(s, f, {"data", "rankers", "finetune", "train_trials"});
+  if (!s.contains("data")) cx.fail(f + ".data", "missing (a folder written by `autoddl sync dataset --out DIR`)");
+  t.data = cx.str(s["data"], f + ".data");
+  if (!std::filesystem::is_regular_file(t.data + "/records.jsonl")) {
+    cx.fail(f + ".data", "no records.jsonl in '" + t.data + "' (write it with `autoddl sync dataset --out " + t.data +
+                             " --pairs ...` first)");
+  }
+  const json rankers = s.contains("rankers") ? cx.list(s["rankers"], f + ".rankers") : json::array({"linear"});
+  for (size_t i = 0; i < rankers.size(); ++i) {
+    const std::string name = cx.str(rankers[i], idx(f + ".rankers", i));
+    try {
+      sync::make_ranker(name, 0, "");
+    } catch (const InputError& e) {
+      cx.fail(idx(f + ".rankers", i), e.reason());
+    }
+    t.items.push_back(name);
+  }
+  if (rank) {
+    const json l = s.contains("trials") ? cx.list(s["trials"], f + ".trials") : json::array({10, 20, 50, 100, 200});
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (!json_int_in(l[i], 2, 100000)) cx.fail(idx(f + ".trials", i), "must be an integer from 2 to 100000 (a ranker needs two trials to order)");
+      t.trial_counts.push_back(l[i].get<int>());
+    }
+    if (s.contains("holdout")) {
+      if (!s["holdout"].is_number() || !(s["holdout"].get<double>() > 0 && s["holdout"].get<double>() < 1)) {
+        cx.fail(f + ".holdout", "must be a number in (0, 1) (got " + s["holdout"].dump() + ")");
+      }
+      t.holdout = s["holdout"].get<double>();
+    }
+  } else {
+    // A record count that is 0 (`zero` says what that means) or enough to order (>= 2).
+    auto count = [&](const char* key, const std::string& zero, int& out) {
+      if (!s.contains(key)) return;
+      if (!json_int_in(s[key], 0, 100000) || s[key].get<int>() == 1) {
+        cx.fail(f + "." + key, "must be 0 (" + zero + ") or an integer from 2 to 100000 (got " + s[key].dump() + ")");
+      }
+      out = s[key].get<int>();
+    };
+    count("finetune", "no target trials", t.finetune);
+    count("train_trials", "every record", t.train_trials);
+  }
+}
+
 TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const std::vector<std::string>& evals) {
-  cx.only_keys(j, f, {"search", "schemes", "sync_search", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers",
-                      "fidelity"});
+  cx.only_keys(j, f, {"search", "schemes", "sync_search", "sync_rank", "sync_transfer", "evaluators", "mesh",
+                      "time_limit_s", "restarts", "tie_layers", "fidelity"});
   TaskEntry t;
-  const int kinds = j.contains("search") + j.contains("schemes") + j.contains("sync_search");
-  if (kinds != 1) cx.fail(f, "needs exactly one of search (methods), schemes or sync_search");
+  const int kinds = j.contains("search") + j.contains("schemes") + j.contains("sync_search") + j.contains("sync_rank") +
+                    j.contains("sync_transfer");
+  if (kinds != 1) cx.fail(f, "needs exactly one of search (methods), schemes, sync_search, sync_rank or sync_transfer");
+  for (const char* name : {"sync_rank", "sync_transfer"}) {
+    if (!j.contains(name)) continue;
+    reject_sbp_fields(cx, j, f, name);
+    t.kind = std::string(name) == "sync_rank" ? TaskKind::sync_rank : TaskKind::sync_transfer;
+    parse_sync_learning(cx, j[name], f + "." + name, t);
+    t.evaluators = {"sim"};  // the records' runtimes are simulated
+    return t;
+  }
   if (j.contains("sync_search")) {
     // AutoSync's low-shot search of a data-parallel sync strategy, on the simulator.
     const json& s = j["sync_search"];
@@ -211,9 +275,7 @@ TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const s
       }
       t.trials = s["trials"].get<int>();
     }
-    for (const char* k : {"search", "schemes", "evaluators", "mesh", "time_limit_s", "restarts", "tie_layers", "fidelity"}) {
-      if (j.contains(k)) cx.fail(f + "." + k, "does not apply to sync_search (it runs on the simulator)");
-    }
+    reject_sbp_fields(cx, j, f, "sync_search");
     t.kind = TaskKind::sync_search;
     t.items = {""};
     t.evaluators = {"sim"};
@@ -309,6 +371,35 @@ void check_models(const Ctx& cx, const SweepConfig& c) {
   }
 }
 
+// sync_rank and sync_transfer read records of (zoo model, preset) pairs at the preset's own size,
+// which is all a dataset holds; sync_transfer needs a second pair to train on.
+void check_dataset_tasks(const Ctx& cx, const SweepConfig& c) {
+  for (size_t ti = 0; ti < c.tasks.size(); ++ti) {
+    const TaskEntry& t = c.tasks[ti];
+    if (t.kind != TaskKind::sync_rank && t.kind != TaskKind::sync_transfer) continue;
+    const std::string task = t.kind == TaskKind::sync_rank ? "sync_rank" : "sync_transfer";
+    size_t pairs = 0;
+    for (size_t mi = 0; mi < c.models.size(); ++mi) {
+      if (c.models[mi].is_file) cx.fail(idx("models", mi) + ".file", task + " reads dataset records of zoo models only");
+      size_t combos = 1;
+      for (const auto& k : c.models[mi].knobs) combos *= k.second.size();
+      pairs += combos * c.clusters.size();
+    }
+    for (size_t ci = 0; ci < c.clusters.size(); ++ci) {
+      const costmodel::ClusterSpec base = costmodel::resolve_cluster(c.clusters[ci].name);
+      for (const ClusterSize& s : c.clusters[ci].sizes) {
+        if (s.nodes != base.nodes || s.gpus_per_node != base.gpus_per_node) {
+          cx.fail(idx("clusters", ci), task + " reads dataset records made at the preset's own size (" +
+                                           std::to_string(base.nodes) + " nodes); leave nodes and gpus out");
+        }
+      }
+    }
+    if (t.kind == TaskKind::sync_transfer && pairs < 2) {
+      cx.fail(idx("tasks", ti) + ".sync_transfer", "needs at least two (model, cluster) pairs: one to train on, one to test");
+    }
+  }
+}
+
 }  // namespace
 
 SweepConfig sweep_config_from_json(const json& j, const std::string& source) {
@@ -358,6 +449,7 @@ SweepConfig sweep_config_from_json(const json& j, const std::string& source) {
   if (j.contains("repetitions")) c.repetitions = cx.positive_int(j["repetitions"], "repetitions");
   if (j.contains("cell_timeout_s")) c.cell_timeout_s = cx.positive_number(j["cell_timeout_s"], "cell_timeout_s");
   check_models(cx, c);
+  check_dataset_tasks(cx, c);
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/sync/dataset.hpp"
 
 namespace autoddl::experiments {
 
@@ -40,11 +41,59 @@ std::vector<std::vector<std::string>> knob_combinations(const ModelEntry& m) {
   return out;
 }
 
+// The knob values of a combination after placeholder substitution (checked by the loader).
+json knob_values(const ModelEntry& m, const std::vector<std::string>& combo, const ClusterSize& size) {
+  json knobs = json::object();
+  for (size_t k = 0; k < m.knobs.size(); ++k) {
+    std::string v, err;
+    substitute_placeholders(combo[k], size, v, err);
+    knobs[m.knobs[k].first] = v;
+  }
+  return knobs;
+}
+
+// Every (model, cluster) pair of the sweep as a dataset pair key, for sync_transfer's train side.
+std::vector<std::string> all_pair_keys(const SweepConfig& c) {
+  std::vector<std::string> keys;
+  for (const ModelEntry& m : c.models) {
+    for (const auto& combo : knob_combinations(m)) {
+      for (const ClusterEntry& ce : c.clusters) {
+        json in = {{"model", m.name}, {"knobs", knob_values(m, combo, ce.sizes.at(0))}, {"cluster", ce.name}};
+        const std::string k = dataset_pair_key(in);
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+    }
+  }
+  return keys;
+}
+
 }  // namespace
+
+std::string dataset_pair_key(const json& in) {
+  sync::DatasetPair p{in.at("model").get<std::string>(), {}, in.at("cluster").get<std::string>()};
+  for (const auto& [k, v] : in.at("knobs").items()) p.knobs[k] = v.get<std::string>();
+  return p.key();
+}
 
 std::vector<Cell> expand_cells(const SweepConfig& c) {
   std::vector<Cell> cells;
   std::set<std::string> seen;
+  std::vector<std::string> pair_keys;  // only when a sync_transfer task needs them
+  for (const TaskEntry& t : c.tasks) {
+    if (t.kind == TaskKind::sync_transfer && pair_keys.empty()) pair_keys = all_pair_keys(c);
+  }
+  auto add = [&](const json& in, bool seeded, const std::string& error) {
+    const std::vector<uint64_t> seeds = seeded ? c.seeds : std::vector<uint64_t>{0};
+    for (uint64_t seed : seeds) {
+      for (int rep = 0; rep < c.repetitions; ++rep) {
+        json cin = in;
+        if (seeded) cin["seed"] = seed;
+        cin["rep"] = rep;
+        Cell cell{cell_key(cin), cin, error};
+        if (seen.insert(cell.key).second) cells.push_back(std::move(cell));  // a repeated item
+      }
+    }
+  };
   for (const ModelEntry& m : c.models) {
     for (const auto& combo : knob_combinations(m)) {
       for (const ClusterEntry& ce : c.clusters) {
@@ -52,13 +101,7 @@ std::vector<Cell> expand_cells(const SweepConfig& c) {
           json base;
           base["model"] = m.name;
           if (m.is_file) base["model_file"] = true;
-          json knobs = json::object();
-          for (size_t k = 0; k < m.knobs.size(); ++k) {
-            std::string v, err;
-            substitute_placeholders(combo[k], size, v, err);  // checked by the loader
-            knobs[m.knobs[k].first] = v;
-          }
-          base["knobs"] = knobs;
+          base["knobs"] = knob_values(m, combo, size);
           base["cluster"] = ce.name;
           base["nodes"] = size.nodes;
           base["gpus"] = size.gpus;
@@ -71,6 +114,27 @@ std::vector<Cell> expand_cells(const SweepConfig& c) {
                 json in = base;
                 if (!t.mesh.empty()) in["mesh"] = t.mesh;
                 in["evaluator"] = ev;
+                if (t.kind == TaskKind::sync_rank) {  // one cell per training-trial count
+                  in["task"] = "sync_rank";
+                  in["ranker"] = item;
+                  for (int n : t.trial_counts) {
+                    in["options"] = {{"data", t.data}, {"trials", n}, {"holdout", t.holdout}};
+                    add(in, true, "");
+                  }
+                  continue;
+                }
+                if (t.kind == TaskKind::sync_transfer) {  // one cell per other pair to train on
+                  in["task"] = "sync_transfer";
+                  in["ranker"] = item;
+                  in["options"] = {{"data", t.data}, {"finetune", t.finetune}, {"train_trials", t.train_trials}};
+                  const std::string self = dataset_pair_key(in);
+                  for (const std::string& train : pair_keys) {
+                    if (train == self) continue;
+                    in["train"] = train;
+                    add(in, true, "");
+                  }
+                  continue;
+                }
                 if (t.kind == TaskKind::search) {
                   in["task"] = "search";
                   in["method"] = ok ? text : item;
@@ -84,17 +148,7 @@ std::vector<Cell> expand_cells(const SweepConfig& c) {
                   in["options"] = json::object();
                 }
                 if (ev == "sim" && t.kind != TaskKind::sync_search) in["options"]["fidelity"] = t.fidelity;
-                const bool seeded = t.kind != TaskKind::scheme;
-                const std::vector<uint64_t> seeds = seeded ? c.seeds : std::vector<uint64_t>{0};
-                for (uint64_t seed : seeds) {
-                  for (int rep = 0; rep < c.repetitions; ++rep) {
-                    json cin = in;
-                    if (seeded) cin["seed"] = seed;
-                    cin["rep"] = rep;
-                    Cell cell{cell_key(cin), cin, ok ? "" : err};
-                    if (seen.insert(cell.key).second) cells.push_back(std::move(cell));  // a repeated item
-                  }
-                }
+                add(in, t.kind != TaskKind::scheme, ok ? "" : err);
               }
             }
           }
@@ -114,6 +168,12 @@ std::string describe(const json& in) {
   if (in.contains("mesh")) s += " mesh " + in["mesh"].get<std::string>();
   if (in.value("task", "") == "search") {
     s += " | search " + in.value("method", "?") + " seed " + std::to_string(in.value("seed", 0ull));
+  } else if (in.value("task", "") == "sync_rank") {
+    s += " | " + in.value("ranker", "?") + " ranker on " + std::to_string(in.at("options").value("trials", 0)) +
+         " trials seed " + std::to_string(in.value("seed", 0ull));
+  } else if (in.value("task", "") == "sync_transfer") {
+    s += " | " + in.value("ranker", "?") + " ranker trained on " + in.value("train", "?") + " seed " +
+         std::to_string(in.value("seed", 0ull));
   } else if (in.value("task", "") == "sync_search") {
     s += " | sync search " + std::to_string(in.at("options").value("trials", 0)) + " trials seed " +
          std::to_string(in.value("seed", 0ull));
@@ -126,6 +186,7 @@ std::string describe(const json& in) {
 }
 
 std::vector<Step> cell_steps(const json& in, const std::string& work_dir) {
+  if (in.at("task") == "sync_rank" || in.at("task") == "sync_transfer") return {};  // in-process (sync_cells.hpp)
   std::vector<std::string> common = {"--model", in.at("model").get<std::string>()};
   std::string knobs;
   for (const auto& [k, v] : in.at("knobs").items()) knobs += (knobs.empty() ? "" : ",") + k + "=" + v.get<std::string>();

@@ -1,29 +1,8 @@
-// The dataset writer (dataset.hpp).
-#ifdef AUTODDL_SYNC_HAVE_SIM
+// The dataset writer (dataset.hpp). Pair keys and the default pairs need no simulator (sweep
+// cells name pairs by them); the records do.
 #include "autoddl/sync/dataset.hpp"
 
-#include <atomic>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
-#include <random>
-#include <set>
-#include <thread>
-
-#include "autoddl/costmodel/error.hpp"
-#include "autoddl/costmodel/io.hpp"
-#include "autoddl/costmodel/zoo.hpp"
-#include "autoddl/sync/analytical.hpp"
-#include "autoddl/sync/builders.hpp"
-#include "autoddl/sync/features.hpp"
-#include "autoddl/sync/sampler.hpp"
-#include "autoddl/sync/simulated.hpp"
-#include "autoddl/sync/strategy_json.hpp"
-#include "autoddl/sync/stable_hash.hpp"
-
 namespace autoddl::sync {
-
-namespace fs = std::filesystem;
 
 std::string DatasetPair::key() const {
   std::string k = model;
@@ -49,6 +28,33 @@ std::vector<DatasetPair> default_dataset_pairs() {
   }
   return out;
 }
+
+}  // namespace autoddl::sync
+
+#ifdef AUTODDL_SYNC_HAVE_SIM
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+#include "autoddl/sync/analytical.hpp"
+#include "autoddl/sync/builders.hpp"
+#include "autoddl/sync/features.hpp"
+#include "autoddl/sync/sampler.hpp"
+#include "autoddl/sync/simulated.hpp"
+#include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/stable_hash.hpp"
+
+namespace autoddl::sync {
+
+namespace fs = std::filesystem;
 
 nlohmann::json dataset_schema() {
   return {{"format", "autoddl-sync-dataset"},

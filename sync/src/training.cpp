@@ -17,7 +17,12 @@ namespace {
 
 LabeledRecord parse_record(const std::string& line, const std::string& path, int64_t line_no) {
   const std::string where = "line " + std::to_string(line_no);
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  // The strategy (most of a record's bytes) is not a training input: dropped while parsing.
+  static const nlohmann::json::parser_callback_t skip_strategy = [](int depth, nlohmann::json::parse_event_t event,
+                                                                    nlohmann::json& parsed) {
+    return !(depth == 1 && event == nlohmann::json::parse_event_t::key && parsed == "strategy");
+  };
+  nlohmann::json j = nlohmann::json::parse(line, skip_strategy, false);
   if (j.is_discarded() || !j.is_object()) throw InputError(path, where, "malformed JSON");
   auto need = [&](const char* key, bool ok) {
     if (!j.contains(key)) throw InputError(path, where + ": " + key, "missing");
@@ -48,9 +53,20 @@ bool side_matches(const std::string& value, const std::string& pattern) {
   return pattern == "*" || pattern == value;
 }
 
+// The "pair" value of a record line without parsing it: a record's keys are sorted, and none of
+// the objects before "pair" (knobs) has a key "pair", so the first one is the record's. "" when
+// there is none.
+std::string pair_of_line(const std::string& line) {
+  static const std::string tag = "\"pair\":\"";
+  const size_t at = line.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t end = line.find('"', at + tag.size());
+  return end == std::string::npos ? "" : line.substr(at + tag.size(), end - at - tag.size());
+}
+
 }  // namespace
 
-std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs) {
+std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs, const std::string& pairs) {
   std::vector<LabeledRecord> out;
   std::set<std::pair<std::string, int>> seen;
   for (const std::string& dir : dirs) {
@@ -61,6 +77,10 @@ std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs) {
     for (std::string line; std::getline(in, line);) {
       ++line_no;
       if (line.empty()) continue;
+      if (!pairs.empty()) {
+        const std::string pair = pair_of_line(line);
+        if (!pair.empty() && !pair_matches(pair, pairs)) continue;  // no "pair": parse_record names the error
+      }
       LabeledRecord r = parse_record(line, path, line_no);
       if (seen.insert({r.pair, r.index}).second) out.push_back(std::move(r));
     }

@@ -4,6 +4,7 @@
 // transfer from some pairs to another.
 #include "autoddl/sync/training.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -43,7 +44,7 @@ fs::path constructed_dataset(const std::string& name) {
 }
 }  // namespace
 
-TEST_CASE("records read back, split within pairs deterministically", "[sync][training]") {
+TEST_CASE("records read back, filtered by pair patterns, split within pairs deterministically", "[sync][training]") {
   fs::path dir = constructed_dataset("autoddl_training_split");
   std::vector<LabeledRecord> records = read_records({dir.string()});
   REQUIRE(records.size() == 120);
@@ -59,6 +60,12 @@ TEST_CASE("records read back, split within pairs deterministically", "[sync][tra
   for (size_t i = 0; i < test.size(); ++i) CHECK(test[i].index == test2[i].index);
   // reading the same directory twice keeps each record once
   CHECK(read_records({dir.string(), dir.string()}).size() == 120);
+  // with pair patterns, the matching pairs' records only
+  std::vector<LabeledRecord> a = read_records({dir.string()}, "a@*");
+  CHECK(a.size() == 80);
+  CHECK(std::all_of(a.begin(), a.end(), [](const LabeledRecord& r) { return r.pair == "a@x" || r.pair == "a@y"; }));
+  CHECK(read_records({dir.string()}, "b@x,a@y").size() == 80);
+  CHECK(read_records({dir.string()}, "c@x").empty());
   fs::remove_all(dir);
 }
 

@@ -35,11 +35,14 @@ struct ClusterEntry {
   std::vector<ClusterSize> sizes;
 };
 
-enum class TaskKind { search, scheme, sync_search };
+// sync_rank and sync_transfer train rankers on the records of a dataset folder (autoddl sync
+// dataset) inside the worker process; they run no autoddl command.
+enum class TaskKind { search, scheme, sync_search, sync_rank, sync_transfer };
 
 struct TaskEntry {
   TaskKind kind = TaskKind::search;
-  std::vector<std::string> items;  // --method values (search), --scheme values (scheme); one "" (sync_search)
+  // --method values (search), --scheme values (scheme), rankers (sync_rank, sync_transfer); one "" (sync_search)
+  std::vector<std::string> items;
   std::vector<std::string> evaluators;  // "analytical", "sim"
   std::string mesh;                // optional --mesh for every cell of the task
   double time_limit_s = 60;        // search only
@@ -47,6 +50,11 @@ struct TaskEntry {
   bool tie_layers = false;         // search only
   std::string fidelity = "flow";   // sim evaluator only
   int trials = 200;                // sync_search only: `autoddl sync search --trials`
+  std::string data;                // sync_rank, sync_transfer: the dataset folder
+  std::vector<int> trial_counts;   // sync_rank: training trials per cell, one cell each
+  double holdout = 0.2;            // sync_rank: fraction of each pair's records held out
+  int finetune = 20;               // sync_transfer: target trials per test pair
+  int train_trials = 0;            // sync_transfer: records of the pair trained on (0: all)
 };
 
 struct SweepConfig {

@@ -35,7 +35,11 @@ std::string cell_key(const nlohmann::json& inputs);
 // One line for progress and status: "gpt layers=2 | piz-daint 4 GPUs | search cd-nbh | analytical".
 std::string describe(const nlohmann::json& inputs);
 
-// The autoddl runs of a cell; JSON files and scheme files go under `work_dir`.
+// The dataset pair key of a cell's model, knobs and cluster ("bert[size=large]@autosync-a").
+std::string dataset_pair_key(const nlohmann::json& inputs);
+
+// The autoddl runs of a cell; JSON files and scheme files go under `work_dir`. None for
+// sync_rank and sync_transfer, which the worker computes itself (sync_cells.hpp).
 std::vector<Step> cell_steps(const nlohmann::json& inputs, const std::string& work_dir);
 
 // "I/N" with 0 <= I < N; throws InputError("--shard", "", reason).

@@ -23,8 +23,10 @@ struct LabeledRecord {
 
 // Reads DIR/records.jsonl of every DIR (records with the same key kept once, in file order).
 // Throws InputError("<dir>/records.jsonl", "line N: <field>", reason) on a malformed record or
-// a feature vector whose length is not feature_names().size().
-std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs);
+// a feature vector whose length is not feature_names().size(). With `pairs` (pair_matches
+// patterns, below), only the records of matching pairs: the others are skipped unparsed, so a
+// sweep cell that needs two pairs does not parse the whole dataset.
+std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs, const std::string& pairs = "");
 
 // Samples with one list per distinct pair (list ids in sorted pair order).
 std::vector<RankSample> to_samples(const std::vector<LabeledRecord>& records);
