@@ -22,32 +22,46 @@ namespace autoddl::sim {
 
 namespace {
 
-// Calibrated collectives (sim/README.md "Calibrated network"): when the cluster's calibration
-// measured this (kind, ranks, ranks per node), the collective's transfers carry `bytes_scale`
-// times their bytes and the collective first waits `extra_latency_s`, so that, uncontended,
-// it takes the calibrated time instead of the α-β time of the algorithm it runs:
-// with T = L + B the model's time (L its latency part, its time at 0 bytes) and r = T_cal / T,
-// wait max(0, (r − 1)·L) and scale the bytes by (T_cal − L − wait) / B (= r when r >= 1).
+// Calibrated collectives (sim/README.md "Calibrated network"), and NCCL's model: when the
+// cluster's calibration measured this (kind, ranks, ranks per node), or the cluster has an
+// `nccl` block (all-reduce, all-gather, reduce-scatter: the time NCCL's tuner gives, as the
+// analytical model's mesh dims use it), the collective's transfers carry `bytes_scale` times
+// their bytes and the collective first waits `extra_latency_s`, so that, uncontended, it takes
+// that target time instead of the α-β time of the algorithm it runs:
+// with T = L + B the model's time (L its latency part, its time at 0 bytes) and r = T_target / T,
+// wait max(0, (r − 1)·L) and scale the bytes by (T_target − L − wait) / B (= r when r >= 1).
 // Contended, the scaled bytes share links like the real, slower transfers would.
 struct CollectiveScale {
   double bytes_scale = 1;
   double extra_latency_s = 0;
 };
 
-CollectiveScale calibrated_scale(const costmodel::ClusterSpec& c, const Task& t, int gpus_per_node) {
-  if (!c.calibration || t.devices.size() < 2 || t.bytes <= 0) return {};
+double target_time_s(const costmodel::ClusterSpec& c, const Task& t, const costmodel::CommGroup& grp) {
+  if (c.calibration) {
+    const double calibrated = c.calibration->collective_time_s(t.collective, grp, t.bytes);
+    if (calibrated >= 0) return calibrated;
+  }
+  if (c.nccl) {
+    const auto e = costmodel::nccl_collective_time(c, t.collective, grp, t.bytes);
+    if (!e.protocol.empty()) return e.time_s;  // NCCL's model priced it (not a p2p kind)
+  }
+  return -1;
+}
+
+CollectiveScale target_scale(const costmodel::ClusterSpec& c, const Task& t, int gpus_per_node) {
+  if ((!c.calibration && !c.nccl) || t.devices.size() < 2 || t.bytes <= 0) return {};
   const int local = ranks_per_node(t.devices, gpus_per_node);
   if (local <= 0) return {};
   const costmodel::CommGroup grp{static_cast<int>(t.devices.size()), local};
-  const double calibrated = c.calibration->collective_time_s(t.collective, grp, t.bytes);
-  if (calibrated < 0) return {};
+  const double target = target_time_s(c, t, grp);
+  if (target < 0) return {};
   const double model = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, t.bytes);
   const double latency = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, 0);
   if (model <= 0 || latency < 0 || model - latency <= 0) return {};
-  const double r = calibrated / model;
+  const double r = target / model;
   CollectiveScale s;
   s.extra_latency_s = std::max(0.0, (r - 1) * latency);
-  s.bytes_scale = std::max(0.0, (calibrated - latency - s.extra_latency_s) / (model - latency));
+  s.bytes_scale = std::max(0.0, (target - latency - s.extra_latency_s) / (model - latency));
   return s;
 }
 
@@ -119,7 +133,7 @@ class Executor {
       } else {
         XBT_DEBUG("%s %s over %zu devices, %g bytes", t.name.c_str(),
                   std::string(costmodel::collective_info(t.collective).name).c_str(), t.devices.size(), t.bytes);
-        const CollectiveScale scale = calibrated_scale(cluster_, t, plat_.gpus_per_node);
+        const CollectiveScale scale = target_scale(cluster_, t, plat_.gpus_per_node);
         wait_latency(scale.extra_latency_s);
         run_collective(t.collective, t.algo, group_of(t), t.bytes * scale.bytes_scale, fidelity_);
       }

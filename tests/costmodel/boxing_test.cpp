@@ -14,6 +14,7 @@ namespace {
 // A cluster with round numbers: intra α 1 µs, 100 GB/s; one 10 GB/s NIC per node, α 10 µs.
 ClusterSpec round_cluster(int nodes, int gpus) {
   ClusterSpec c = resolve_cluster("dgx-a100");
+  c.nccl.reset();  // these tests pin the α-β ring formulas, not NCCL's model
   c.nodes = nodes;
   c.gpus_per_node = gpus;
   c.intra = {"nvswitch", 100e9, 1e-6, 1.0};

@@ -2,6 +2,7 @@
 // than the α-β model makes the simulated all-reduce 2x slower (within 5%), in both fidelities;
 // without a calibration (or for a group it did not measure) nothing changes.
 #include <catch2/catch.hpp>
+#include "alpha_beta_cluster.hpp"
 
 #include <memory>
 
@@ -35,7 +36,7 @@ std::shared_ptr<const costmodel::Calibration> slower_all_reduce(const costmodel:
 }  // namespace
 
 TEST_CASE("a calibration 2x slower than α-β makes the simulated all-reduce 2x slower", "[sim][calibration]") {
-  const auto plain = costmodel::resolve_cluster("dgx-a100", 2);
+  const auto plain = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 2);
   const auto grp = costmodel::contiguous_group(plain, 16);
   auto calibrated = plain;
   calibrated.calibration = slower_all_reduce(plain, grp, 2.0);

@@ -2,6 +2,7 @@
 // stream computes, unless a dependency orders them; DDP-style gradient buckets hide all but the
 // last bucket's all-reduce. Compute runs at the GPU's peak rate for the dtype.
 #include <catch2/catch.hpp>
+#include "alpha_beta_cluster.hpp"
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/collective.hpp"
@@ -12,7 +13,7 @@ using costmodel::CollectiveKind;
 
 namespace {
 const costmodel::ClusterSpec& a100() {
-  static const auto c = costmodel::resolve_cluster("dgx-a100", 1);
+  static const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 1);
   return c;
 }
 double all_reduce_s(double bytes) {

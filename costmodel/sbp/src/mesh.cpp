@@ -22,6 +22,10 @@ double DeviceMesh::collective_time_s(int d, CollectiveKind kind, double bytes) c
                                               m.groups_per_node, bytes);
     if (t >= 0) return t;
   }
+  if (m.nccl && m.size > 1) {
+    const double t = nccl_time(*m.nccl, kind, bytes).time_s;
+    if (t >= 0) return t;
+  }
   return ring_time_s(kind, m.size, bytes, m.tier);
 }
 
@@ -108,6 +112,11 @@ DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const 
     } else {
       throw InputError(flag, "", "mesh dim " + std::to_string(i) + " (size " + std::to_string(d.size) +
                                      ") does not align with nodes of " + std::to_string(g) + " GPUs");
+    }
+    if (c.nccl && d.size > 1) {
+      // The dim's groups_per_node groups share the node's NICs (one NIC per GPU when rail-optimized).
+      const double nics = double(c.inter.nics_per_node) / d.groups_per_node;
+      d.nccl = std::make_shared<const NcclTuning>(nccl_tuning(c, NcclComm{d.size, d.ranks_per_node, nics}));
     }
     mesh.dims.push_back(d);
   }

@@ -2,6 +2,7 @@
 // algorithm, uncontended: hierarchical all-reduce / all-gather / reduce-scatter, direct
 // all-to-all and send/recv; and every table row runs.
 #include <catch2/catch.hpp>
+#include "../alpha_beta_cluster.hpp"
 
 #include <cmath>
 
@@ -24,7 +25,7 @@ double rel_error(const costmodel::ClusterSpec& c, CollectiveKind kind, Collectiv
 }  // namespace
 
 TEST_CASE("hierarchical collectives match costmodel's hierarchical formula within 1%", "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 4);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 4);
   for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
     for (double bytes : {4096.0, 64e6, 1e9}) {
       for (sim::Fidelity f : {sim::Fidelity::step, sim::Fidelity::flow}) {
@@ -36,7 +37,7 @@ TEST_CASE("hierarchical collectives match costmodel's hierarchical formula withi
 }
 
 TEST_CASE("send/recv takes α + S·β inside a node and through one NIC across nodes", "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 2);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 2);
   for (int ranks : {2, 16}) {  // rank 0 -> rank 1 (NVSwitch), rank 0 -> rank 15 (network)
     for (double bytes : {1024.0, 256e6}) {
       INFO("ranks " << ranks << ", " << bytes << " B");
@@ -47,7 +48,7 @@ TEST_CASE("send/recv takes α + S·β inside a node and through one NIC across n
 
 TEST_CASE("direct all-to-all matches costmodel's direct formula within 1% inside a node and 5% across nodes",
           "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 2);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 2);
   for (sim::Fidelity f : {sim::Fidelity::step, sim::Fidelity::flow}) {
     INFO(sim::fidelity_name(f));
     CHECK(rel_error(c, CollectiveKind::all_to_all, CollectiveAlgo::direct, 8, 256e6, f) < 0.01);
@@ -56,7 +57,7 @@ TEST_CASE("direct all-to-all matches costmodel's direct formula within 1% inside
 }
 
 TEST_CASE("every row of the collective table runs on a group it applies to", "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 2);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 2);
   for (const auto& row : sim::collective_algorithms()) {
     INFO(row.name);
     const int ranks = row.kind == CollectiveKind::send_recv ? 2 : 16;
@@ -68,7 +69,7 @@ TEST_CASE("every row of the collective table runs on a group it applies to", "[s
 }
 
 TEST_CASE("simulate_collective without an algorithm follows the analytical model's choice", "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 4);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 4);
   int compared = 0;
   for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                               CollectiveKind::all_to_all, CollectiveKind::send_recv}) {
@@ -87,7 +88,7 @@ TEST_CASE("simulate_collective without an algorithm follows the analytical model
 
 TEST_CASE("hierarchical all-reduce uses every NIC when a node has more NICs than ranks in the group",
           "[sim][collectives]") {
-  auto c = costmodel::resolve_cluster("dgx-a100", 4);  // 8 NICs per node
+  auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 4);  // 8 NICs per node
   c.gpus_per_node = 4;                                  // 4 ranks per node share them
   for (sim::Fidelity f : {sim::Fidelity::step, sim::Fidelity::flow}) {
     INFO(sim::fidelity_name(f));

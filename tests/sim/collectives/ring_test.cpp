@@ -3,6 +3,7 @@
 // it): within 1% from 1 KiB to 1 GiB and 2 to 64 ranks, in both fidelities, on a fat tree of
 // 8-GPU NVSwitch nodes, on a star of 4-GPU PCIe nodes and on a star of 1-GPU nodes.
 #include <catch2/catch.hpp>
+#include "../alpha_beta_cluster.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -41,7 +42,7 @@ double max_rel_error(const costmodel::ClusterSpec& c, CollectiveKind kind, int r
 }  // namespace
 
 TEST_CASE("empty and tiny ring collectives cost their latency terms", "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 8);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 8);
   for (double bytes : {0.0, 8.0}) {
     const double simulated = sim::simulate_collective(c, CollectiveKind::all_reduce, 64, bytes, sim::Fidelity::step,
                                                       CollectiveAlgo::ring);
@@ -65,7 +66,7 @@ TEST_CASE("ring all-reduce, all-gather and reduce-scatter match the α-β formul
   };
   double worst = 0;
   for (const Case& cs : cases) {
-    const auto c = costmodel::resolve_cluster(cs.preset, cs.nodes);
+    const auto c = autoddl::sim_test::alpha_beta_cluster(cs.preset, cs.nodes);
     for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
       for (int p : cs.ranks) {
         for (sim::Fidelity f : {sim::Fidelity::step, sim::Fidelity::flow}) {

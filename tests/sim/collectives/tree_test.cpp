@@ -23,6 +23,7 @@
 //   today's behaviour. flow fidelity is the one that agrees with the model.
 // The bounds below pin what the implementation achieves (measured maxima in the INFO lines).
 #include <catch2/catch.hpp>
+#include "../alpha_beta_cluster.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -70,7 +71,7 @@ TEST_CASE("tree all-reduce over 1-GPU nodes matches the double-binary-tree model
 
 TEST_CASE("tree all-reduce over 8-GPU nodes: exact latency, head port bounds the bandwidth", "[sim][collectives]") {
   for (int nodes : {2, 4, 8}) {
-    const auto c = costmodel::resolve_cluster("dgx-a100", nodes);
+    const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", nodes);
     const double flow = max_rel_error(c, nodes * 8, sim::Fidelity::flow);
     const double step = max_rel_error(c, nodes * 8, sim::Fidelity::step);
     INFO("dgx-a100 nodes=" << nodes << ": flow " << flow << ", step " << step);
@@ -78,7 +79,7 @@ TEST_CASE("tree all-reduce over 8-GPU nodes: exact latency, head port bounds the
     CHECK(step < 0.85);
   }
   // Latency-bound: 8 bytes cost the model's latency terms.
-  const auto c = costmodel::resolve_cluster("dgx-a100", 4);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 4);
   const double model = costmodel::collective_algo_time_s(c, CollectiveKind::all_reduce, CollectiveAlgo::tree,
                                                          costmodel::contiguous_group(c, 32), 8);
   for (sim::Fidelity f : {sim::Fidelity::flow, sim::Fidelity::step})
@@ -87,7 +88,7 @@ TEST_CASE("tree all-reduce over 8-GPU nodes: exact latency, head port bounds the
 }
 
 TEST_CASE("simulate_collective uses the tree where the model picks it", "[sim][collectives]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 8);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 8);
   const double bytes = 64 * 1024;  // small: the tree's fewer latency steps win
   const auto est = costmodel::collective_time(c, CollectiveKind::all_reduce, costmodel::contiguous_group(c, 64), bytes);
   REQUIRE(est.algo == CollectiveAlgo::tree);

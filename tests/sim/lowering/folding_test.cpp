@@ -3,6 +3,7 @@
 // iteration: with symmetric replicas the simulated time is the same as the full per-op program's.
 // Only replicas on other nodes fold (a replica sharing a node would share its NICs).
 #include <catch2/catch.hpp>
+#include "../alpha_beta_cluster.hpp"
 
 #include <string>
 
@@ -15,7 +16,7 @@ using namespace autoddl;
 using sim::LoweringMode;
 
 TEST_CASE("folding replicas and merging compute leave the simulated iteration unchanged", "[sim][lowering]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 4);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 4);
   const auto gpt = costmodel::build_zoo_model("gpt", costmodel::parse_knob_list("layers=4,hidden=512,heads=8,seq=256,batch=64"));
   for (const auto& [spec, replicas] :
        {std::pair{"dp", 4}, {"zero3", 4}, {"megatron:tp=8,pp=1,dp=4", 4}, {"megatron:tp=8,pp=2,dp=2,mb=4", 2},
@@ -50,7 +51,7 @@ TEST_CASE("folding replicas and merging compute leave the simulated iteration un
 }
 
 TEST_CASE("automatic lowering folds and merges only programs over the task limit", "[sim][lowering]") {
-  const auto c = costmodel::resolve_cluster("dgx-a100", 2);
+  const auto c = autoddl::sim_test::alpha_beta_cluster("dgx-a100", 2);
   const auto gpt = costmodel::build_zoo_model("gpt", costmodel::parse_knob_list("layers=4,hidden=512,heads=8,seq=256,batch=32"));
   const auto s = costmodel::make_scheme("megatron:tp=8,pp=1,dp=2", gpt, c, {});
   const sim::LoweredProgram small = sim::lower_scheme(gpt, c, s);

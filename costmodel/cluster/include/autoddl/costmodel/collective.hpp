@@ -73,8 +73,8 @@ CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, co
 // NCCL's own model (nccl_model.hpp: its algorithms, protocols, channels and choice) for
 // all-reduce, all-gather and reduce-scatter on a cluster with an `nccl` block; the measured
 // time where calibrated; collective_time() for p2p kinds and clusters without the block.
-// `autoddl comm` prints this. The cost model, search and simulator still price collectives
-// with the α-β rings of the mesh dims (issue 10: moving them onto this model is next).
+// `autoddl comm` prints this; the mesh dims (mesh.hpp) and the simulator's time targets use
+// the same model.
 CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                         double bytes);
 

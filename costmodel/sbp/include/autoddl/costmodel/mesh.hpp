@@ -9,6 +9,7 @@
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/collective.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/costmodel/sbp.hpp"
 
 namespace autoddl::costmodel {
@@ -20,6 +21,9 @@ struct MeshDim {
   int groups_per_node = 1;   // groups of this dim with members in one node (share its NICs)
   bool crosses_nodes = false;
   LinkTier tier;             // per-step α, per-byte β of one group's ring
+  // NCCL's tuner for one group of this dim (its NIC share included), when the cluster has an
+  // `nccl` block: all-reduce, all-gather and reduce-scatter are then priced by NCCL's model.
+  std::shared_ptr<const NcclTuning> nccl;
 };
 
 struct DeviceMesh {
@@ -32,7 +36,8 @@ struct DeviceMesh {
   std::vector<int> shape() const;
   std::string shape_string() const;  // "4x8"
   // Per-device time of a 1-D collective on dim d (nccl-tests bytes convention): calibrated
-  // where measured (see `calibration`), else ring α-β on the dim's tier.
+  // where measured (see `calibration`), else NCCL's model where the dim has one (all-reduce,
+  // all-gather, reduce-scatter), else ring α-β on the dim's tier.
   double collective_time_s(int d, CollectiveKind kind, double bytes) const;
 };
 
