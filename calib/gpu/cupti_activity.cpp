@@ -32,6 +32,7 @@ std::vector<ActivityRecord> g_all;
 bool g_keep_all = false;
 bool g_external = false;
 bool g_inited = false;
+bool g_is_injection = false;
 std::string g_error;
 std::atomic<uint64_t> g_dropped{0};
 
@@ -155,6 +156,8 @@ ActivityRecorder& ActivityRecorder::instance() {
 const std::string& ActivityRecorder::init() {
   if (!g_inited) {
     g_inited = true;
+    g_error = cupti_owned_elsewhere(std::getenv("CUDA_INJECTION64_PATH"), g_is_injection);
+    if (!g_error.empty()) return g_error;  // never touch the owner's callbacks or kinds
     CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) g_error = "cuptiActivityRegisterCallbacks: " + result_text(r);
   }
@@ -191,6 +194,7 @@ bool ActivityRecorder::start() {
 }
 
 std::vector<ActivityRecord> ActivityRecorder::stop() {
+  if (!g_inited || !g_error.empty()) return {};  // never started, or CUPTI is another client's
   bool keep_tracing;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -215,12 +219,15 @@ void ActivityRecorder::keep_all(bool on) {
 }
 
 std::vector<ActivityRecord> ActivityRecorder::all() {
+  if (!g_inited || !g_error.empty()) return {};
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(g_mu);
   return g_all;
 }
 
 void ActivityRecorder::correlate_external(bool on) { g_external = on; }
+
+void ActivityRecorder::as_injection() { g_is_injection = true; }
 
 uint64_t ActivityRecorder::dropped() const { return g_dropped; }
 

@@ -284,7 +284,7 @@ void Report::skip(Row row, const std::string& reason) {
 
 int Report::finish() {
   if (!g_cupti_note.empty()) note(g_cupti_note);
-  if (!impl_->opt.trace_path.empty()) {
+  if (!impl_->opt.trace_path.empty() && ActivityRecorder::instance().init().empty()) {
     auto recs = ActivityRecorder::instance().all();
     write_chrome_trace(recs, impl_->opt.trace_path);
     note("trace: " + std::to_string(recs.size()) + " activities in " + impl_->opt.trace_path);
