@@ -382,7 +382,12 @@ Timed time_op(const Options& opt, const std::vector<int>& devices,
 std::string no_gpu_reason() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return "cudaGetDeviceCount: " + Status<cudaError_t>::text(e);
+  if (e != cudaSuccess) {
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    std::string why = driver_too_old(driver, CUDART_VERSION);
+    return "cudaGetDeviceCount: " + Status<cudaError_t>::text(e) + (why.empty() ? "" : "; " + why);
+  }
   if (n == 0) return "no CUDA device";
   return "";
 }

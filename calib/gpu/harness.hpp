@@ -132,6 +132,25 @@ std::string version_text(int v);
 // A first CUDA call that fails cleanly without a GPU: "" if devices are usable, else the reason.
 std::string no_gpu_reason();
 
+// The oldest Linux driver branch a runtime of CUDA `runtime_version` (13000 = 13.0) runs on with
+// minor-version compatibility: 13.x R580, 12.x R525, 11.x R450 (CUDA release notes, table 3);
+// 0 if unknown. cudart is linked statically, so this is the toolkit the programs were built with.
+constexpr int min_driver_branch(int runtime_version) {
+  return runtime_version >= 14000 ? 0 : runtime_version >= 13000 ? 580 : runtime_version >= 12000 ? 525
+       : runtime_version >= 11000 ? 450 : 0;
+}
+// Why a driver reporting CUDA `driver_version` cannot run this build's runtime, with what to do;
+// "" if it can (issue 16, defect 6: a CUDA 13 build fails on the R535/R550 drivers of many
+// H100 clusters).
+inline std::string driver_too_old(int driver_version, int runtime_version) {
+  if (driver_version <= 0 || driver_version / 1000 >= runtime_version / 1000) return "";
+  auto text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+  std::string need = min_driver_branch(runtime_version) ? " (R" + std::to_string(min_driver_branch(runtime_version)) + "+)" : "";
+  return "the driver supports CUDA " + text(driver_version) + ", these programs were built with CUDA " +
+         text(runtime_version) + need + ": rebuild with a CUDA " + std::to_string(driver_version / 1000) +
+         ".x toolkit (cmake finds the one on PATH or CUDAToolkit_ROOT) or update the driver";
+}
+
 // The benchmark's main: parses options, makes the Report, runs body(opt, report) and turns a
 // missing GPU into a skipped row and a CalibError into one error line and exit code 1.
 int run_main(int argc, char** argv, const BenchInfo& info,
