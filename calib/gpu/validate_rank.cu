@@ -223,6 +223,8 @@ RankRunner::~RankRunner() {
   for (cudaEvent_t e : {iter_start_, iter_stop_, join_}) {
     if (e) cudaEventDestroy(e);
   }
+  for (cudaEvent_t e : bounds_) cudaEventDestroy(e);
+  if (graph_) cudaGraphExecDestroy(graph_);
   gemms_.clear();
   for (void* p : {a_, b_, c_, src_, dst_, send_, recv_, workspace_}) {
     if (p) cudaFree(p);
@@ -283,9 +285,7 @@ void RankRunner::issue(size_t i, cudaStream_t st) {
   }
 }
 
-void RankRunner::enqueue_iteration(bool tag) {
-  CALIB_CHECK(cudaSetDevice(rank_));
-  CALIB_CHECK(cudaEventRecord(iter_start_, compute_));
+void RankRunner::enqueue_steps(bool step_events, bool tag) {
   bool comm_pending = false;
   auto join = [&] {
     CALIB_CHECK(cudaEventRecord(join_, comm_));
@@ -304,13 +304,75 @@ void RankRunner::enqueue_iteration(bool tag) {
       join();  // the optimizer needs every synced gradient
     }
     if (tag) push_external_id((uint64_t(rank_) << 32) | i);
-    CALIB_CHECK(cudaEventRecord(start_[i], st));
+    if (step_events) CALIB_CHECK(cudaEventRecord(start_[i], st));
     issue(i, st);
-    CALIB_CHECK(cudaEventRecord(stop_[i], st));
+    if (step_events) CALIB_CHECK(cudaEventRecord(stop_[i], st));
     if (tag) pop_external_id();
   }
   if (comm_pending) join();
+}
+
+void RankRunner::enqueue_iteration(bool tag) {
+  CALIB_CHECK(cudaSetDevice(rank_));
+  CALIB_CHECK(cudaEventRecord(iter_start_, compute_));
+  enqueue_steps(true, tag);
   CALIB_CHECK(cudaEventRecord(iter_stop_, compute_));
+}
+
+std::string RankRunner::capture_graph() {
+  CALIB_CHECK(cudaSetDevice(rank_));
+  // Thread-local: the other ranks' threads capture or run at the same time.
+  cudaError_t e = cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) return "cudaStreamBeginCapture: " + Status<cudaError_t>::text(e);
+  std::string why;
+  try {
+    enqueue_steps(false, false);  // the comm stream joins the capture through the fork events
+  } catch (const CalibError& err) {
+    why = err.what();
+  }
+  cudaGraph_t g = nullptr;
+  e = cudaStreamEndCapture(compute_, &g);
+  if (why.empty() && e != cudaSuccess) why = "cudaStreamEndCapture: " + Status<cudaError_t>::text(e);
+  if (why.empty()) {
+    e = cudaGraphInstantiate(&graph_, g, 0);
+    if (e != cudaSuccess) why = "cudaGraphInstantiate: " + Status<cudaError_t>::text(e);
+  }
+  if (g) cudaGraphDestroy(g);  // the executable graph keeps what it needs
+  if (!why.empty()) {
+    graph_ = nullptr;
+    cudaGetLastError();  // clear the (non-sticky) error a failed capture leaves
+  }
+  return why;
+}
+
+std::vector<double> RankRunner::run_iteration_pass(int iterations, bool graph) {
+  CALIB_CHECK(cudaSetDevice(rank_));
+  while (static_cast<int>(bounds_.size()) < iterations + 1) {
+    cudaEvent_t e;
+    CALIB_CHECK(cudaEventCreate(&e));
+    bounds_.push_back(e);
+  }
+  if (graph) {  // first launch uploads the graph: not timed
+    CALIB_CHECK(cudaGraphLaunch(graph_, compute_));
+    CALIB_CHECK(cudaStreamSynchronize(compute_));
+  }
+  CALIB_CHECK(cudaEventRecord(bounds_[0], compute_));
+  for (int it = 0; it < iterations; ++it) {
+    if (graph) {
+      CALIB_CHECK(cudaGraphLaunch(graph_, compute_));
+    } else {
+      enqueue_steps(false, false);
+    }
+    CALIB_CHECK(cudaEventRecord(bounds_[it + 1], compute_));
+  }
+  CALIB_CHECK(cudaEventSynchronize(bounds_[iterations]));
+  std::vector<double> out;
+  for (int it = 0; it < iterations; ++it) {
+    float ms = 0;
+    CALIB_CHECK(cudaEventElapsedTime(&ms, bounds_[it], bounds_[it + 1]));
+    out.push_back(ms * 1e-3);
+  }
+  return out;
 }
 
 double RankRunner::finish_iteration(std::vector<double>* step_sum) {
