@@ -65,6 +65,10 @@ struct Options {
   int group_ranks = 0;
   int ranks_per_node = 0;
   int groups_per_node = 1;
+  // How the timed loop is launched: "stream" (op() called iters times), "graph" (the iters calls
+  // captured once into one CUDA graph per stream and launched as one, nccl-tests -G), or "" (the
+  // program's default: launch_mode(); time_op takes "" as "stream").
+  std::string launch;
   std::vector<std::string> argv;
 
   std::vector<size_t> sizes() const;  // min_bytes, ×factor, .. ≤ max_bytes
@@ -114,13 +118,29 @@ class Report {
   std::shared_ptr<Impl> impl_;
 };
 
+// The launch of the timed loop: --launch if given, else "graph" where one host thread launches
+// for all of the process's GPUs (the single-process NCCL programs: launching every GPU's kernels
+// one after the other from that thread makes small calls host-bound, which overstated
+// small-message α; issue 16, defect 5; graph at every world size there, so the group sizes
+// one fit combines are timed alike), else "stream" (one process per GPU under MPI, compute
+// programs).
+inline std::string launch_mode(const Options& opt, bool one_thread_for_all_gpus) {
+  if (!opt.launch.empty()) return opt.launch;
+  return one_thread_for_all_gpus ? "graph" : "stream";
+}
+
 struct Timed {
   double time_us = 0;     // CUDA events, mean per iteration (slowest stream)
   double kernel_us = -1;  // CUPTI: GPU activity time per iteration (busiest device); < 0: none
+  std::string launch;     // how the timed loop ran: "stream" or "graph"
+  std::string launch_note;  // why a graph was asked for but not used; "" otherwise
 };
 
 // Runs op() opt.warmup times, then opt.iters times between CUDA events recorded on every
 // stream (stream i on devices[i]), then opt.cupti_iters times under CUPTI activity tracing.
+// With opt.launch "graph" the opt.iters calls are captured (one graph per stream, all captured
+// at once, as nccl-tests -G does) and each graph is launched once, untimed, then once between
+// the events; a capture that fails falls back to "stream" with the reason in launch_note.
 Timed time_op(const Options& opt, const std::vector<int>& devices,
               const std::vector<cudaStream_t>& streams, const std::function<void()>& op);
 
