@@ -38,6 +38,7 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --dtypes LIST      fp32,fp16,bf16 (GEMM, conv)\n"
                "      --dims LIST        M/N/K values of the GEMM grid\n"
                "      --batch N          conv batch size (default 32)\n"
+               "      --no-tf32          conv: fp32 on FMA units only (default: TF32 allowed, as PyTorch)\n"
                "      --quick            smaller sweeps (max 64M, fewer shapes, 10 iterations)\n"
                "      --group-ranks N    NCCL, one process per GPU (MPI build): groups of N ranks\n"
                "      --ranks-per-node N   with N of them on each node they span (default: N)\n"
@@ -148,6 +149,7 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
     else if (a == "-c" || a == "--check") o.check = integer(i, 0) != 0;
     else if (a == "-g" || a == "--ngpus") o.ngpus = integer(i, 1);
     else if (a == "--batch") o.batch = integer(i, 1);
+    else if (a == "--no-tf32") o.tf32 = false;
     else if (a == "--dtypes") {
       o.dtypes = split(value(i));
       for (const std::string& d : o.dtypes) {

@@ -55,6 +55,7 @@ struct Options {
   bool quick = false;           // smaller sweeps, for a first look
   int ngpus = 0;                // 0: all visible
   int batch = 32;               // conv
+  bool tf32 = true;             // conv: fp32 may use TF32 tensor cores (PyTorch's cuDNN default)
   std::vector<int64_t> dims;    // gemm: M, N, K values of the grid
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
   std::string json_path;        // result rows; empty: stdout table only
