@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "autoddl/calib/validation_format.hpp"
+#include "autoddl/calib/validation_memory.hpp"
 #include "harness.hpp"
 #include "nccl_harness.hpp"
 
@@ -51,8 +52,11 @@ struct LtGemm;
 
 class RankRunner {
  public:
-  // Allocates and fills the rank's buffers on GPU `rank`; throws SkipRun if they do not fit.
-  RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap);
+  // Allocates and fills the rank's buffers on GPU `rank`; throws SkipRun if they and what NCCL
+  // will still allocate during the run (collective buffers unless connected at init, p2p
+  // buffers) do not fit into the free memory.
+  RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap,
+             bool nccl_connected_at_init);
   ~RankRunner();
   RankRunner(const RankRunner&) = delete;
   RankRunner& operator=(const RankRunner&) = delete;

@@ -274,10 +274,18 @@ int main(int argc, char** argv) {
                                  std::to_string(visible) + " visible");
     }
 
+    // NCCL >= 2.22 connects collectives on first use (NCCL_RUNTIME_CONNECT=1), allocating their
+    // buffers mid-run: connect at init instead, unless the user chose, so the memory check sees
+    // them (issue 16, defect 9); what stays lazy is estimated by memory_shortfall.
+    setenv("NCCL_RUNTIME_CONNECT", "0", 0);
+    const char* connect = std::getenv("NCCL_RUNTIME_CONNECT");
+    const bool connected_at_init = connect && std::string(connect) == "0";
     Communicators comms(plan);
     std::vector<std::unique_ptr<RankRunner>> ranks;
     try {
-      for (int r = 0; r < world; ++r) ranks.push_back(std::make_unique<RankRunner>(plan, r, comms, a.overlap));
+      for (int r = 0; r < world; ++r) {
+        ranks.push_back(std::make_unique<RankRunner>(plan, r, comms, a.overlap, connected_at_init));
+      }
     } catch (const SkipRun& e) {
       ranks.clear();
       return skipped(a, res, e.what());
