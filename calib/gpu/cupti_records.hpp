@@ -58,21 +58,21 @@ inline std::string cupti_records_unreadable(uint32_t built, uint32_t loaded) {
 
 // The structs of this build's row. Only the fields every version keeps under the same name are
 // read (start, end, deviceId, streamId, correlationId, grid, block, name, copyKind, bytes).
-#if CUPTI_API_VERSION >= 130200 && CUPTI_API_VERSION < 130300
+// One preprocessor choice per record kind, the same rows as cupti_record_versions (the test
+// checks the installed CUPTI's).
+#if (CUPTI_API_VERSION >= 19 && CUPTI_API_VERSION < 100) || (CUPTI_API_VERSION >= 130000 && CUPTI_API_VERSION < 130300)
+#if CUPTI_API_VERSION >= 130200
 using KernelRecord = CUpti_ActivityKernel11;
-using MemcpyRecord = CUpti_ActivityMemcpy6;
-using MemsetRecord = CUpti_ActivityMemset4;
-#elif CUPTI_API_VERSION >= 130000 && CUPTI_API_VERSION < 130200
+#elif CUPTI_API_VERSION >= 130000
 using KernelRecord = CUpti_ActivityKernel10;
-using MemcpyRecord = CUpti_ActivityMemcpy6;
-using MemsetRecord = CUpti_ActivityMemset4;
-#elif CUPTI_API_VERSION >= 26 && CUPTI_API_VERSION < 100
+#else
 using KernelRecord = CUpti_ActivityKernel9;
+#endif
+#if CUPTI_API_VERSION >= 26
 using MemcpyRecord = CUpti_ActivityMemcpy6;
-using MemsetRecord = CUpti_ActivityMemset4;
-#elif CUPTI_API_VERSION >= 19 && CUPTI_API_VERSION < 100
-using KernelRecord = CUpti_ActivityKernel9;
+#else
 using MemcpyRecord = CUpti_ActivityMemcpy5;
+#endif
 using MemsetRecord = CUpti_ActivityMemset4;
 #else
 #define AUTODDL_CUPTI_RECORDS_UNKNOWN 1  // no kernel times from this build (ActivityRecorder says why)

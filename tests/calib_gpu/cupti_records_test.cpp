@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "cupti_records.hpp"
 #include "harness.hpp"
@@ -13,6 +14,11 @@ using namespace autoddl::calib::gpu;
 
 #ifndef AUTODDL_CUPTI_RECORDS_UNKNOWN
 static_assert(kBuiltRecords.known(), "the installed CUPTI has a row, so the record structs are defined");
+#if CUPTI_API_VERSION >= 130000 && CUPTI_API_VERSION < 130200  // the toolkit CI builds with
+static_assert(std::is_same_v<KernelRecord, CUpti_ActivityKernel10> && kBuiltRecords.kernel == 10);
+static_assert(std::is_same_v<MemcpyRecord, CUpti_ActivityMemcpy6> && kBuiltRecords.memcpy == 6);
+static_assert(std::is_same_v<MemsetRecord, CUpti_ActivityMemset4> && kBuiltRecords.memset == 4);
+#endif
 // The fields cupti_activity.cpp's convert() reads, at the offsets of the 12.x records too.
 static_assert(offsetof(KernelRecord, start) == offsetof(CUpti_ActivityKernel9, start));
 static_assert(offsetof(KernelRecord, end) == offsetof(CUpti_ActivityKernel9, end));
