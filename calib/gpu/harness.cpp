@@ -44,7 +44,7 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --ranks-per-node N   with N of them on each node they span (default: N)\n"
                "      --groups-per-node K  K such groups at once, sharing the NICs (default 1)\n"
                "      --launch graph|stream  timed loop as one CUDA graph per GPU, or launched call by call\n"
-               "                         (default: graph where one thread drives several GPUs)\n"
+               "                         (default: graph for the NCCL programs without --group-ranks)\n"
                "      --json FILE        write result rows (autoddl-measurements/1)\n"
                "      --trace FILE       write a Chrome trace of every GPU activity\n",
                info.name, info.description, info.name);
