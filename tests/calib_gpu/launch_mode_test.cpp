@@ -17,7 +17,7 @@ TEST_CASE("the single-process NCCL path times a CUDA graph by default, one proce
   CHECK(launch_mode(opt, false) == "stream");
 }
 
-TEST_CASE("--launch overrides the default either way", "[calib][nccl]") {
+TEST_CASE("an explicit --launch overrides the default either way", "[calib][nccl]") {
   Options opt;
   opt.launch = "stream";
   CHECK(launch_mode(opt, true) == "stream");
