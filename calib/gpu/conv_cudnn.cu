@@ -1,8 +1,12 @@
 // conv_cudnn: cuDNN forward convolution for the model zoo's conv layers (VGG-16 at 224², and
-// ResNet-50 v1.5 with its stride on the 3×3), batch --batch, fp32 (NCHW, FMA math: no TF32) and
-// fp16 / bf16 (NHWC, tensor-op math, fp32 accumulation). The algorithm is the fastest one
-// cudnnFindConvolutionForwardAlgorithmEx reports within a 256 MiB workspace, as frameworks do
-// with benchmark mode on. FLOPs = 2·N·K·P·Q·C·R·S. Feeds the calibration's conv efficiency table.
+// ResNet-50 v1.5 with its stride on the 3×3), batch --batch, fp32 (NCHW) and fp16 / bf16 (NHWC,
+// tensor-op math, fp32 accumulation). Math types as PyTorch sets them (ATen's cuDNN convolution
+// descriptor): fp32 CUDNN_DEFAULT_MATH, which lets cuDNN use TF32 tensor cores on sm_80+
+// (torch.backends.cudnn.allow_tf32 defaults to True), or with --no-tf32 CUDNN_FMA_MATH (issue 16,
+// defect 9). The algorithm is the fastest one cudnnFindConvolutionForwardAlgorithmEx reports
+// within a 256 MiB workspace, as frameworks do with benchmark mode on, and the math type it
+// reports is set on the descriptor before timing and written in the row (`math`, `tf32`).
+// FLOPs = 2·N·K·P·Q·C·R·S. Feeds the calibration's conv efficiency table.
 #include <cudnn.h>
 
 #include <memory>
@@ -52,6 +56,16 @@ constexpr ConvShape kShapes[] = {
     {"resnet50.res5.proj", 1024, 2048, 14, 1, 2, 0},
 };
 
+const char* math_name(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_DEFAULT_MATH: return "default";
+    case CUDNN_TENSOR_OP_MATH: return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor_op_allow_conversion";
+    case CUDNN_FMA_MATH: return "fma";
+    default: return "unknown";
+  }
+}
+
 cudnnDataType_t cudnn_type(const std::string& dtype) {
   return dtype == "fp32" ? CUDNN_DATA_FLOAT : dtype == "fp16" ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
 }
@@ -63,7 +77,7 @@ struct Conv {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int n = 0, k = 0, p = 0, q = 0;
 
-  Conv(int batch, const ConvShape& s, const std::string& dtype) {
+  Conv(int batch, const ConvShape& s, const std::string& dtype, bool tf32) {
     cudnnDataType_t t = cudnn_type(dtype);
     cudnnTensorFormat_t f = dtype == "fp32" ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
     CALIB_CHECK(cudnnCreateTensorDescriptor(&x));
@@ -74,7 +88,8 @@ struct Conv {
     CALIB_CHECK(cudnnSetFilter4dDescriptor(w, t, f, s.k, s.c, s.rs, s.rs));
     CALIB_CHECK(cudnnSetConvolution2dDescriptor(conv, s.pad, s.pad, s.stride, s.stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    CALIB_CHECK(cudnnSetConvolutionMathType(conv, dtype == "fp32" ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    const cudnnMathType_t math = dtype != "fp32" ? CUDNN_TENSOR_OP_MATH : tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    CALIB_CHECK(cudnnSetConvolutionMathType(conv, math));
     CALIB_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &k, &p, &q));
     CALIB_CHECK(cudnnSetTensor4dDescriptor(y, f, t, n, k, p, q));
   }
@@ -108,7 +123,7 @@ int main(int argc, char** argv) {
       for (const ConvShape& shape : kShapes) {
         std::unique_ptr<Conv> cp;
         try {  // a layout / dtype cuDNN does not support is a skipped row, not an abort
-          cp = std::make_unique<Conv>(batch, shape, dtype);
+          cp = std::make_unique<Conv>(batch, shape, dtype, opt.tf32);
         } catch (const CalibError& err) {
           Row r;
           r.name = "conv";
@@ -132,6 +147,7 @@ int main(int argc, char** argv) {
                    {"w", double(shape.hw)}, {"k", double(shape.k)}, {"r", double(shape.rs)},
                    {"s", double(shape.rs)}, {"stride", double(shape.stride)}, {"pad", double(shape.pad)}};
         r.tags = {{"layer", shape.layer}};
+        if (dtype == "fp32") r.tags.push_back({"tf32", opt.tf32 ? "allowed" : "off"});
 
         void *x, *w, *y;
         CALIB_CHECK(cudaMalloc(&x, nx * e));
@@ -157,6 +173,9 @@ int main(int argc, char** argv) {
         } else {
           cudnnConvolutionFwdAlgo_t algo = best->algo;
           size_t ws = best->memory;
+          // The math type Find timed this algorithm with; run it the same way.
+          CALIB_CHECK(cudnnSetConvolutionMathType(c.conv, best->mathType));
+          r.tags.push_back({"math", math_name(best->mathType)});
           Timed t = time_op(opt, {dev}, {s}, [&] {
             CALIB_CHECK(cudnnConvolutionForward(h, &alpha, c.x, x, c.w, w, c.conv, algo, workspace, ws,
                                                 &beta, c.y, y));

@@ -1,6 +1,6 @@
-// CUPTI activity buffers -> ActivityRecord (see cupti_activity.hpp). CUDA 13's CUPTI delivers
-// kernels as CUpti_ActivityKernel10, copies as CUpti_ActivityMemcpy6, memsets as
-// CUpti_ActivityMemset4 (older layouts live in cupti_activity_deprecated.h).
+// CUPTI activity buffers -> ActivityRecord (see cupti_activity.hpp). The record structs are the
+// ones of the CUPTI this is built against (cupti_records.hpp: CUDA 12.0 .. 13.2), and a libcupti
+// loaded at run time with other layouts is refused in init(), not misread.
 #include "cupti_activity.hpp"
 
 #include <cupti.h>
@@ -12,8 +12,7 @@
 #include <map>
 #include <mutex>
 
-static_assert(CUPTI_API_VERSION >= 130000,
-              "calib/gpu reads CUDA 13 CUPTI record layouts (CUpti_ActivityKernel10)");
+#include "cupti_records.hpp"
 
 namespace autoddl::calib::gpu {
 
@@ -32,6 +31,7 @@ std::vector<ActivityRecord> g_all;
 bool g_keep_all = false;
 bool g_external = false;
 bool g_inited = false;
+bool g_is_injection = false;
 std::string g_error;
 std::atomic<uint64_t> g_dropped{0};
 
@@ -64,9 +64,10 @@ void copy_timing(const Record* x, ActivityRecord& r) {
 
 bool convert(const CUpti_Activity* a, ActivityRecord& r) {
   switch (a->kind) {
+#ifndef AUTODDL_CUPTI_RECORDS_UNKNOWN  // else init() refuses CUPTI and no buffer arrives
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
-      auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
+      auto* k = reinterpret_cast<const KernelRecord*>(a);
       r.kind = "kernel";
       r.name = k->name ? k->name : "?";
       copy_timing(k, r);
@@ -75,7 +76,7 @@ bool convert(const CUpti_Activity* a, ActivityRecord& r) {
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
+      auto* m = reinterpret_cast<const MemcpyRecord*>(a);
       r.kind = "memcpy";
       r.name = copy_kind(m->copyKind);
       copy_timing(m, r);
@@ -83,13 +84,14 @@ bool convert(const CUpti_Activity* a, ActivityRecord& r) {
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-      auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
+      auto* m = reinterpret_cast<const MemsetRecord*>(a);
       r.kind = "memset";
       r.name = "memset";
       copy_timing(m, r);
       r.bytes = m->bytes;
       return true;
     }
+#endif
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(a);
       if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return false;
@@ -155,6 +157,16 @@ ActivityRecorder& ActivityRecorder::instance() {
 const std::string& ActivityRecorder::init() {
   if (!g_inited) {
     g_inited = true;
+    g_error = cupti_owned_elsewhere(std::getenv("CUDA_INJECTION64_PATH"), g_is_injection);
+    if (!g_error.empty()) return g_error;  // never touch the owner's callbacks or kinds
+    uint32_t loaded = 0;
+    CUptiResult v = cuptiGetVersion(&loaded);
+    if (v != CUPTI_SUCCESS) {
+      g_error = "cuptiGetVersion: " + result_text(v);
+      return g_error;
+    }
+    g_error = cupti_records_unreadable(CUPTI_API_VERSION, loaded);
+    if (!g_error.empty()) return g_error;
     CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) g_error = "cuptiActivityRegisterCallbacks: " + result_text(r);
   }
@@ -191,6 +203,7 @@ bool ActivityRecorder::start() {
 }
 
 std::vector<ActivityRecord> ActivityRecorder::stop() {
+  if (!g_inited || !g_error.empty()) return {};  // never started, or CUPTI is another client's
   bool keep_tracing;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -215,12 +228,15 @@ void ActivityRecorder::keep_all(bool on) {
 }
 
 std::vector<ActivityRecord> ActivityRecorder::all() {
+  if (!g_inited || !g_error.empty()) return {};
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(g_mu);
   return g_all;
 }
 
 void ActivityRecorder::correlate_external(bool on) { g_external = on; }
+
+void ActivityRecorder::as_injection() { g_is_injection = true; }
 
 uint64_t ActivityRecorder::dropped() const { return g_dropped; }
 

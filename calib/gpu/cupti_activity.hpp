@@ -25,11 +25,27 @@ struct ActivityRecord {
   int32_t block[3] = {0, 0, 0};
 };
 
+// libcupti is one per process: one activity-callback pair, one set of enabled kinds. A program
+// started under an injected CUPTI client (our cupti_tracer, Nsight Systems, ...: the driver loads
+// CUDA_INJECTION64_PATH) must leave CUPTI to it, or each would re-register the callbacks and
+// disable the other's tracing (issue 16, defect 3). "" when this recorder may own CUPTI, else
+// the reason, for the program's output. `injection_path`: getenv("CUDA_INJECTION64_PATH");
+// `is_injection`: this recorder is the injected library itself.
+inline std::string cupti_owned_elsewhere(const char* injection_path, bool is_injection) {
+  if (is_injection || injection_path == nullptr || *injection_path == '\0') return "";
+  return std::string("CUPTI belongs to the injected tracer (CUDA_INJECTION64_PATH=") + injection_path +
+         "): this program's own CUPTI pass and --trace are off; the tracer records every kernel";
+}
+
 class ActivityRecorder {
  public:
   static ActivityRecorder& instance();
-  // Registers the buffer callbacks once; "" on success, else why CUPTI cannot be used.
+  // Registers the buffer callbacks once; "" on success, else why CUPTI cannot be used (another
+  // client owns it: cupti_owned_elsewhere).
   const std::string& init();
+  // This recorder is the injected library (cupti_tracer): it owns CUPTI even though
+  // CUDA_INJECTION64_PATH is set. Call before init().
+  void as_injection();
   // Enables the activity kinds after dropping records still pending from before (a whole-run
   // trace keeps CUPTI on between passes); false if CUPTI is unusable.
   bool start();

@@ -6,7 +6,10 @@
 // AUTODDL_CUPTI_TRACER_MAIN it is the launcher, which sets CUDA_INJECTION64_PATH to
 // libautoddl_cupti_tracer.so (next to it) and AUTODDL_TRACE_OUT, then execs the program; built
 // without, it is that library: the CUDA driver calls InitializeInjection() in the traced
-// process, which starts CUPTI, and the trace is written at exit.
+// process, which starts CUPTI, and the trace is written at exit. The traced program's own CUPTI
+// use (the harness's kernel-time pass, validate_runner's per-step pass) sees
+// CUDA_INJECTION64_PATH and stays off (cupti_owned_elsewhere), so this library is the process's
+// only CUPTI client and its trace covers the whole run.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -74,6 +77,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (started) return 1;
   started = true;
   ActivityRecorder& rec = ActivityRecorder::instance();
+  rec.as_injection();  // the one CUPTI owner of the traced process (issue 16, defect 3)
   rec.keep_all(true);
   if (!rec.start()) {
     std::fprintf(stderr, "cupti_tracer: CUPTI unavailable: %s\n", rec.init().c_str());

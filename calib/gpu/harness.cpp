@@ -38,10 +38,13 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --dtypes LIST      fp32,fp16,bf16 (GEMM, conv)\n"
                "      --dims LIST        M/N/K values of the GEMM grid\n"
                "      --batch N          conv batch size (default 32)\n"
+               "      --no-tf32          conv: fp32 on FMA units only (default: TF32 allowed, as PyTorch)\n"
                "      --quick            smaller sweeps (max 64M, fewer shapes, 10 iterations)\n"
                "      --group-ranks N    NCCL, one process per GPU (MPI build): groups of N ranks\n"
                "      --ranks-per-node N   with N of them on each node they span (default: N)\n"
                "      --groups-per-node K  K such groups at once, sharing the NICs (default 1)\n"
+               "      --launch graph|stream  timed loop as one CUDA graph per GPU, or launched call by call\n"
+               "                         (default: graph for the NCCL programs without --group-ranks)\n"
                "      --json FILE        write result rows (autoddl-measurements/1)\n"
                "      --trace FILE       write a Chrome trace of every GPU activity\n",
                info.name, info.description, info.name);
@@ -146,6 +149,7 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
     else if (a == "-c" || a == "--check") o.check = integer(i, 0) != 0;
     else if (a == "-g" || a == "--ngpus") o.ngpus = integer(i, 1);
     else if (a == "--batch") o.batch = integer(i, 1);
+    else if (a == "--no-tf32") o.tf32 = false;
     else if (a == "--dtypes") {
       o.dtypes = split(value(i));
       for (const std::string& d : o.dtypes) {
@@ -157,7 +161,10 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
     } else if (a == "--group-ranks") o.group_ranks = integer(i, 1);
     else if (a == "--ranks-per-node") o.ranks_per_node = integer(i, 1);
     else if (a == "--groups-per-node") o.groups_per_node = integer(i, 1);
-    else if (a == "--quick") o.quick = true;
+    else if (a == "--launch") {
+      o.launch = value(i);
+      if (o.launch != "graph" && o.launch != "stream") usage(info, "--launch takes graph or stream");
+    } else if (a == "--quick") o.quick = true;
     else if (a == "--json") o.json_path = value(i);
     else if (a == "--trace") o.trace_path = value(i);
     else usage(info, "unknown option '" + a + "'");
@@ -284,7 +291,7 @@ void Report::skip(Row row, const std::string& reason) {
 
 int Report::finish() {
   if (!g_cupti_note.empty()) note(g_cupti_note);
-  if (!impl_->opt.trace_path.empty()) {
+  if (!impl_->opt.trace_path.empty() && ActivityRecorder::instance().init().empty()) {
     auto recs = ActivityRecorder::instance().all();
     write_chrome_trace(recs, impl_->opt.trace_path);
     note("trace: " + std::to_string(recs.size()) + " activities in " + impl_->opt.trace_path);
@@ -332,6 +339,59 @@ int Report::finish() {
 
 // ---- timing --------------------------------------------------------------------------------
 
+namespace {
+
+// Captures `calls` calls of op() with every stream in capture at once (a grouped NCCL call
+// launches on all of them), one graph per stream; "" on success, else why not (then `out` is
+// empty and no stream is left capturing).
+std::string capture_graphs(int calls, const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
+                           const std::function<void()>& op, std::vector<cudaGraphExec_t>& out) {
+  std::string why;
+  size_t begun = 0;
+  for (; begun < streams.size() && why.empty(); ++begun) {
+    CALIB_CHECK(cudaSetDevice(devices[begun]));
+    cudaError_t e = cudaStreamBeginCapture(streams[begun], cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+      why = "cudaStreamBeginCapture: " + Status<cudaError_t>::text(e);
+      break;
+    }
+  }
+  if (why.empty()) {
+    try {
+      for (int i = 0; i < calls; ++i) op();
+    } catch (const CalibError& err) {
+      why = err.what();
+    }
+  }
+  std::vector<cudaGraph_t> graphs(begun, nullptr);
+  for (size_t i = 0; i < begun; ++i) {
+    cudaSetDevice(devices[i]);
+    cudaError_t e = cudaStreamEndCapture(streams[i], &graphs[i]);
+    if (why.empty() && e != cudaSuccess) why = "cudaStreamEndCapture: " + Status<cudaError_t>::text(e);
+  }
+  for (size_t i = 0; i < begun && why.empty(); ++i) {
+    cudaSetDevice(devices[i]);
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t e = cudaGraphInstantiate(&exec, graphs[i], 0);
+    if (e != cudaSuccess) {
+      why = "cudaGraphInstantiate: " + Status<cudaError_t>::text(e);
+    } else {
+      out.push_back(exec);
+    }
+  }
+  for (cudaGraph_t g : graphs) {
+    if (g) cudaGraphDestroy(g);
+  }
+  if (!why.empty()) {
+    for (cudaGraphExec_t g : out) cudaGraphExecDestroy(g);
+    out.clear();
+    cudaGetLastError();  // clear the (non-sticky) error a failed capture leaves
+  }
+  return why;
+}
+
+}  // namespace
+
 Timed time_op(const Options& opt, const std::vector<int>& devices,
               const std::vector<cudaStream_t>& streams, const std::function<void()>& op) {
   auto sync_all = [&] {
@@ -343,6 +403,19 @@ Timed time_op(const Options& opt, const std::vector<int>& devices,
   for (int i = 0; i < opt.warmup; ++i) op();
   sync_all();
 
+  Timed t;
+  t.launch = opt.launch == "graph" ? "graph" : "stream";
+  std::vector<cudaGraphExec_t> graphs;
+  if (t.launch == "graph") {
+    t.launch_note = capture_graphs(opt.iters, devices, streams, op, graphs);
+    if (!t.launch_note.empty()) t.launch = "stream";
+    for (size_t i = 0; i < graphs.size(); ++i) {  // the first launch uploads: not timed
+      CALIB_CHECK(cudaSetDevice(devices[i]));
+      CALIB_CHECK(cudaGraphLaunch(graphs[i], streams[i]));
+    }
+    sync_all();
+  }
+
   std::vector<cudaEvent_t> start(streams.size()), stop(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) {
     CALIB_CHECK(cudaSetDevice(devices[i]));
@@ -350,8 +423,14 @@ Timed time_op(const Options& opt, const std::vector<int>& devices,
     CALIB_CHECK(cudaEventCreate(&stop[i]));
     CALIB_CHECK(cudaEventRecord(start[i], streams[i]));
   }
-  for (int i = 0; i < opt.iters; ++i) op();
-  Timed t;
+  if (!graphs.empty()) {
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      CALIB_CHECK(cudaSetDevice(devices[i]));
+      CALIB_CHECK(cudaGraphLaunch(graphs[i], streams[i]));
+    }
+  } else {
+    for (int i = 0; i < opt.iters; ++i) op();
+  }
   for (size_t i = 0; i < streams.size(); ++i) {
     CALIB_CHECK(cudaSetDevice(devices[i]));
     CALIB_CHECK(cudaEventRecord(stop[i], streams[i]));
@@ -365,6 +444,7 @@ Timed time_op(const Options& opt, const std::vector<int>& devices,
     CALIB_CHECK(cudaEventDestroy(start[i]));
     CALIB_CHECK(cudaEventDestroy(stop[i]));
   }
+  for (cudaGraphExec_t g : graphs) CALIB_CHECK(cudaGraphExecDestroy(g));
 
   if (opt.cupti_iters > 0) {
     ActivityRecorder& rec = ActivityRecorder::instance();
@@ -382,7 +462,12 @@ Timed time_op(const Options& opt, const std::vector<int>& devices,
 std::string no_gpu_reason() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return "cudaGetDeviceCount: " + Status<cudaError_t>::text(e);
+  if (e != cudaSuccess) {
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    std::string why = driver_too_old(driver, CUDART_VERSION);
+    return "cudaGetDeviceCount: " + Status<cudaError_t>::text(e) + (why.empty() ? "" : "; " + why);
+  }
   if (n == 0) return "no CUDA device";
   return "";
 }

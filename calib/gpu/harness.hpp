@@ -55,6 +55,7 @@ struct Options {
   bool quick = false;           // smaller sweeps, for a first look
   int ngpus = 0;                // 0: all visible
   int batch = 32;               // conv
+  bool tf32 = true;             // conv: fp32 may use TF32 tensor cores (PyTorch's cuDNN default)
   std::vector<int64_t> dims;    // gemm: M, N, K values of the grid
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
   std::string json_path;        // result rows; empty: stdout table only
@@ -65,6 +66,10 @@ struct Options {
   int group_ranks = 0;
   int ranks_per_node = 0;
   int groups_per_node = 1;
+  // How the timed loop is launched: "stream" (op() called iters times), "graph" (the iters calls
+  // captured once into one CUDA graph per stream and launched as one, nccl-tests -G), or "" (the
+  // program's default: launch_mode(); time_op takes "" as "stream").
+  std::string launch;
   std::vector<std::string> argv;
 
   std::vector<size_t> sizes() const;  // min_bytes, ×factor, .. ≤ max_bytes
@@ -114,13 +119,29 @@ class Report {
   std::shared_ptr<Impl> impl_;
 };
 
+// The launch of the timed loop: --launch if given, else "graph" where one host thread launches
+// for all of the process's GPUs (the single-process NCCL programs: launching every GPU's kernels
+// one after the other from that thread makes small calls host-bound, which overstated
+// small-message α; issue 16, defect 5; graph at every world size there, so the group sizes
+// one fit combines are timed alike), else "stream" (one process per GPU under MPI, compute
+// programs).
+inline std::string launch_mode(const Options& opt, bool one_thread_for_all_gpus) {
+  if (!opt.launch.empty()) return opt.launch;
+  return one_thread_for_all_gpus ? "graph" : "stream";
+}
+
 struct Timed {
   double time_us = 0;     // CUDA events, mean per iteration (slowest stream)
   double kernel_us = -1;  // CUPTI: GPU activity time per iteration (busiest device); < 0: none
+  std::string launch;     // how the timed loop ran: "stream" or "graph"
+  std::string launch_note;  // why a graph was asked for but not used; "" otherwise
 };
 
 // Runs op() opt.warmup times, then opt.iters times between CUDA events recorded on every
 // stream (stream i on devices[i]), then opt.cupti_iters times under CUPTI activity tracing.
+// With opt.launch "graph" the opt.iters calls are captured (one graph per stream, all captured
+// at once, as nccl-tests -G does) and each graph is launched once, untimed, then once between
+// the events; a capture that fails falls back to "stream" with the reason in launch_note.
 Timed time_op(const Options& opt, const std::vector<int>& devices,
               const std::vector<cudaStream_t>& streams, const std::function<void()>& op);
 
@@ -131,6 +152,25 @@ std::string version_text(int v);
 
 // A first CUDA call that fails cleanly without a GPU: "" if devices are usable, else the reason.
 std::string no_gpu_reason();
+
+// The oldest Linux driver branch a runtime of CUDA `runtime_version` (13000 = 13.0) runs on with
+// minor-version compatibility: 13.x R580, 12.x R525, 11.x R450 (CUDA release notes, table 3);
+// 0 if unknown. cudart is linked statically, so this is the toolkit the programs were built with.
+constexpr int min_driver_branch(int runtime_version) {
+  return runtime_version >= 14000 ? 0 : runtime_version >= 13000 ? 580 : runtime_version >= 12000 ? 525
+       : runtime_version >= 11000 ? 450 : 0;
+}
+// Why a driver reporting CUDA `driver_version` cannot run this build's runtime, with what to do;
+// "" if it can (issue 16, defect 6: a CUDA 13 build fails on the R535/R550 drivers of many
+// H100 clusters).
+inline std::string driver_too_old(int driver_version, int runtime_version) {
+  if (driver_version <= 0 || driver_version / 1000 >= runtime_version / 1000) return "";
+  auto text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+  std::string need = min_driver_branch(runtime_version) ? " (R" + std::to_string(min_driver_branch(runtime_version)) + "+)" : "";
+  return "the driver supports CUDA " + text(driver_version) + ", these programs were built with CUDA " +
+         text(runtime_version) + need + ": rebuild with a CUDA " + std::to_string(driver_version / 1000) +
+         ".x toolkit (cmake finds the one on PATH or CUDAToolkit_ROOT) or update the driver";
+}
 
 // The benchmark's main: parses options, makes the Report, runs body(opt, report) and turns a
 // missing GPU into a skipped row and a CalibError into one error line and exit code 1.

@@ -114,6 +114,9 @@ void run_collective(const Options& opt, Report& report, const CollectiveBench& c
   }
   std::vector<cudaStream_t> streams;
   for (const Rank& k : ranks) streams.push_back(k.stream);
+  Options timing = opt;
+  timing.launch = launch_mode(opt, true);
+  std::string launch_used;  // said once, and again if a size falls back
 
   for (size_t bytes : opt.sizes()) {
     size_t count = bytes / 4 / chunks;
@@ -168,7 +171,17 @@ void run_collective(const Options& opt, Report& report, const CollectiveBench& c
           row.wrong += static_cast<int64_t>(w);
         }
       }
-      Timed t = time_op(opt, devs, streams, op);
+      Timed t = time_op(timing, devs, streams, op);
+      if (t.launch != launch_used) {
+        report.note(t.launch == "graph"
+                        ? "launch: CUDA graph of the " + std::to_string(opt.iters) +
+                              " timed calls per GPU (nccl-tests -G; --launch stream for call-by-call launches)"
+                        : "launch: one thread launches every GPU's call in turn" +
+                              (t.launch_note.empty() ? std::string(" (--launch stream)")
+                                                     : " (no CUDA graph: " + t.launch_note + ")"));
+        launch_used = t.launch;
+      }
+      row.tags.push_back({"launch", t.launch});
       row.time_us = t.time_us;
       row.kernel_us = t.kernel_us;
       row.algbw_GBps = row.size_bytes / 1e3 / t.time_us;
@@ -260,6 +273,7 @@ void run_collective_mpi(const Options& opt, Report& report, const CollectiveBenc
   }
   Options timing = opt;
   timing.cupti_iters = 0;  // CUDA-event time only: one process per GPU, no CUPTI pass yet
+  timing.launch = launch_mode(opt, false);  // one process per GPU: call by call unless --launch graph
 
   for (size_t bytes : opt.sizes()) {
     const size_t count = bytes / 4 / chunks;
@@ -302,7 +316,15 @@ void run_collective_mpi(const Options& opt, Report& report, const CollectiveBenc
       }
       // Every group starts the timed loop together, so concurrent groups really share the NICs.
       CALIB_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-      double time_us = member ? time_op(timing, {r.device}, {r.stream}, op).time_us : 0;
+      double time_us = 0;
+      std::string launch = timing.launch;
+      if (member) {  // world rank 0 always is: its launch is the row's
+        Timed t = time_op(timing, {r.device}, {r.stream}, op);
+        time_us = t.time_us;
+        launch = t.launch;
+        if (!t.launch_note.empty() && w.rank == 0) report.note("no CUDA graph: " + t.launch_note);
+      }
+      row.tags.push_back({"launch", launch});
       CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &time_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
       CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
       row.time_us = time_us;

@@ -15,18 +15,12 @@ namespace autoddl::calib::gpu {
 
 namespace {
 
-constexpr size_t kWorkspaceBytes = 32u << 20;
+constexpr size_t kWorkspaceBytes = kRunnerWorkspaceBytes;
 
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     dst[i] = src[i];
   }
-}
-
-size_t elem_size(const std::string& dtype) {
-  if (dtype == "fp32" || dtype == "int32") return 4;
-  if (dtype == "int64") return 8;
-  return 2;
 }
 
 // fill_random's dtypes: integers are filled as fp32 bit patterns (only their bytes matter).
@@ -121,61 +115,28 @@ ncclComm_t Communicators::comm(int group, int rank) const { return comms_[group]
 
 // ---- one rank ----
 
-RankRunner::RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap)
+RankRunner::RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap,
+                       bool nccl_connected_at_init)
     : plan_(plan), prog_(plan.ranks[rank]), rank_(rank), overlap_(overlap) {
   CALIB_CHECK(cudaSetDevice(rank));
-  size_t a = 0, b = 0, c = 0, half = 0, send = 0, recv = 0;
-  std::string gemm_dtype, mem_dtype, comm_dtype;
-  for (const PlanStep& s : prog_.steps) {
-    const size_t e = elem_size(s.dtype);
-    const size_t bytes = static_cast<size_t>(s.bytes);
-    switch (s.kind) {
-      case StepKind::gemm:
-        a = std::max<size_t>(a, e * s.batch * s.m * s.k);
-        b = std::max<size_t>(b, e * s.batch * s.k * s.n);
-        c = std::max<size_t>(c, e * s.batch * s.m * s.n);
-        if (gemm_dtype.empty()) gemm_dtype = s.dtype;
-        break;
-      case StepKind::memory:
-        half = std::max<size_t>(half, bytes / 2 / s.kernels);
-        if (mem_dtype.empty()) mem_dtype = s.dtype;
-        break;
-      case StepKind::collective: {
-        const size_t p = plan.groups[s.group].ranks.size();
-        const bool gathers = s.collective == "all_gather", scatters = s.collective == "reduce_scatter";
-        send = std::max(send, gathers ? bytes / p : bytes);
-        recv = std::max(recv, scatters ? bytes / p : bytes);
-        if (comm_dtype.empty()) comm_dtype = s.dtype;
-        break;
-      }
-      case StepKind::send:
-      case StepKind::recv:
-        send = std::max(send, bytes);
-        recv = std::max(recv, bytes);
-        if (comm_dtype.empty()) comm_dtype = s.dtype;
-        break;
-    }
-  }
-  auto round = [](size_t n) { return std::max<size_t>(16, (n + 15) / 16 * 16); };
-  const size_t need = round(a) + round(b) + round(c) + 2 * round(half) + round(send) + round(recv) + kWorkspaceBytes;
+  // Sizes and the memory check: calib/src/validation_memory.cpp (NCCL's lazy buffers counted).
+  const RankBuffers need = rank_buffers(plan, rank);
+  const size_t a = need.a, b = need.b, c = need.c, half = need.half, send = need.send, recv = need.recv;
+  const std::string &gemm_dtype = need.gemm_dtype, &mem_dtype = need.mem_dtype, &comm_dtype = need.comm_dtype;
   size_t free_bytes = 0, total = 0;
   CALIB_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  if (need + (size_t(512) << 20) > free_bytes) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "rank %d needs %.2f GB of buffers on GPU %d, %.2f GB are free", rank, need / 1e9,
-                  rank, free_bytes / 1e9);
-    throw SkipRun(buf);
-  }
+  const std::string why = memory_shortfall(need, free_bytes, nccl_connected_at_init, rank);
+  if (!why.empty()) throw SkipRun(why);
   CALIB_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
   CALIB_CHECK(cudaStreamCreateWithFlags(&comm_, cudaStreamNonBlocking));
   CALIB_CHECK(cublasLtCreate(&lt_));
   CALIB_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
   for (auto [ptr, n] : {std::pair{&a_, a}, {&b_, b}, {&c_, c}, {&src_, half}, {&dst_, half}, {&send_, send}, {&recv_, recv}}) {
-    CALIB_CHECK(cudaMalloc(ptr, round(n)));
+    CALIB_CHECK(cudaMalloc(ptr, runner_alloc_bytes(n)));
   }
   auto fill = [&](void* p, size_t bytes, const std::string& dtype, uint32_t seed) {
     std::string d = fill_dtype(dtype.empty() ? "fp32" : dtype);
-    fill_random(p, round(bytes) / dtype_size(d), d, seed, compute_);
+    fill_random(p, runner_alloc_bytes(bytes) / dtype_size(d), d, seed, compute_);
   };
   fill(a_, a, gemm_dtype, 31 + rank);
   fill(b_, b, gemm_dtype, 32 + rank);
@@ -223,6 +184,8 @@ RankRunner::~RankRunner() {
   for (cudaEvent_t e : {iter_start_, iter_stop_, join_}) {
     if (e) cudaEventDestroy(e);
   }
+  for (cudaEvent_t e : bounds_) cudaEventDestroy(e);
+  if (graph_) cudaGraphExecDestroy(graph_);
   gemms_.clear();
   for (void* p : {a_, b_, c_, src_, dst_, send_, recv_, workspace_}) {
     if (p) cudaFree(p);
@@ -234,7 +197,7 @@ RankRunner::~RankRunner() {
 
 void RankRunner::issue(size_t i, cudaStream_t st) {
   const PlanStep& s = prog_.steps[i];
-  const size_t e = elem_size(s.dtype);
+  const size_t e = plan_dtype_bytes(s.dtype);
   const size_t count = static_cast<size_t>(s.bytes) / e;
   const float one = 1, zero = 0;
   switch (s.kind) {
@@ -283,9 +246,7 @@ void RankRunner::issue(size_t i, cudaStream_t st) {
   }
 }
 
-void RankRunner::enqueue_iteration(bool tag) {
-  CALIB_CHECK(cudaSetDevice(rank_));
-  CALIB_CHECK(cudaEventRecord(iter_start_, compute_));
+void RankRunner::enqueue_steps(bool step_events, bool tag) {
   bool comm_pending = false;
   auto join = [&] {
     CALIB_CHECK(cudaEventRecord(join_, comm_));
@@ -304,13 +265,75 @@ void RankRunner::enqueue_iteration(bool tag) {
       join();  // the optimizer needs every synced gradient
     }
     if (tag) push_external_id((uint64_t(rank_) << 32) | i);
-    CALIB_CHECK(cudaEventRecord(start_[i], st));
+    if (step_events) CALIB_CHECK(cudaEventRecord(start_[i], st));
     issue(i, st);
-    CALIB_CHECK(cudaEventRecord(stop_[i], st));
+    if (step_events) CALIB_CHECK(cudaEventRecord(stop_[i], st));
     if (tag) pop_external_id();
   }
   if (comm_pending) join();
+}
+
+void RankRunner::enqueue_iteration(bool tag) {
+  CALIB_CHECK(cudaSetDevice(rank_));
+  CALIB_CHECK(cudaEventRecord(iter_start_, compute_));
+  enqueue_steps(true, tag);
   CALIB_CHECK(cudaEventRecord(iter_stop_, compute_));
+}
+
+std::string RankRunner::capture_graph() {
+  CALIB_CHECK(cudaSetDevice(rank_));
+  // Thread-local: the other ranks' threads capture or run at the same time.
+  cudaError_t e = cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) return "cudaStreamBeginCapture: " + Status<cudaError_t>::text(e);
+  std::string why;
+  try {
+    enqueue_steps(false, false);  // the comm stream joins the capture through the fork events
+  } catch (const CalibError& err) {
+    why = err.what();
+  }
+  cudaGraph_t g = nullptr;
+  e = cudaStreamEndCapture(compute_, &g);
+  if (why.empty() && e != cudaSuccess) why = "cudaStreamEndCapture: " + Status<cudaError_t>::text(e);
+  if (why.empty()) {
+    e = cudaGraphInstantiate(&graph_, g, 0);
+    if (e != cudaSuccess) why = "cudaGraphInstantiate: " + Status<cudaError_t>::text(e);
+  }
+  if (g) cudaGraphDestroy(g);  // the executable graph keeps what it needs
+  if (!why.empty()) {
+    graph_ = nullptr;
+    cudaGetLastError();  // clear the (non-sticky) error a failed capture leaves
+  }
+  return why;
+}
+
+std::vector<double> RankRunner::run_iteration_pass(int iterations, bool graph) {
+  CALIB_CHECK(cudaSetDevice(rank_));
+  while (static_cast<int>(bounds_.size()) < iterations + 1) {
+    cudaEvent_t e;
+    CALIB_CHECK(cudaEventCreate(&e));
+    bounds_.push_back(e);
+  }
+  if (graph) {  // first launch uploads the graph: not timed
+    CALIB_CHECK(cudaGraphLaunch(graph_, compute_));
+    CALIB_CHECK(cudaStreamSynchronize(compute_));
+  }
+  CALIB_CHECK(cudaEventRecord(bounds_[0], compute_));
+  for (int it = 0; it < iterations; ++it) {
+    if (graph) {
+      CALIB_CHECK(cudaGraphLaunch(graph_, compute_));
+    } else {
+      enqueue_steps(false, false);
+    }
+    CALIB_CHECK(cudaEventRecord(bounds_[it + 1], compute_));
+  }
+  CALIB_CHECK(cudaEventSynchronize(bounds_[iterations]));
+  std::vector<double> out;
+  for (int it = 0; it < iterations; ++it) {
+    float ms = 0;
+    CALIB_CHECK(cudaEventElapsedTime(&ms, bounds_[it], bounds_[it + 1]));
+    out.push_back(ms * 1e-3);
+  }
+  return out;
 }
 
 double RankRunner::finish_iteration(std::vector<double>* step_sum) {

@@ -1,7 +1,9 @@
 // One rank of the validation runner (validate_runner.cu): the buffers its plan needs on its
 // GPU, one cuBLASLt GEMM per distinct shape, and how each step is issued (cuBLASLt matmul,
 // a copy kernel for memory-bound steps, NCCL collectives and send/recv on the communicator of
-// the step's mesh-dim group), with CUDA events around every step. Rank r drives GPU r.
+// the step's mesh-dim group), with CUDA events around every step in the per-step pass and only
+// between iterations in the iteration pass (optionally one CUDA graph per iteration). Rank r
+// drives GPU r.
 #pragma once
 #include <cublasLt.h>
 #include <nccl.h>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "autoddl/calib/validation_format.hpp"
+#include "autoddl/calib/validation_memory.hpp"
 #include "harness.hpp"
 #include "nccl_harness.hpp"
 
@@ -49,8 +52,11 @@ struct LtGemm;
 
 class RankRunner {
  public:
-  // Allocates and fills the rank's buffers on GPU `rank`; throws SkipRun if they do not fit.
-  RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap);
+  // Allocates and fills the rank's buffers on GPU `rank`; throws SkipRun if they and what NCCL
+  // will still allocate during the run (collective buffers unless connected at init, p2p
+  // buffers) do not fit into the free memory.
+  RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap,
+             bool nccl_connected_at_init);
   ~RankRunner();
   RankRunner(const RankRunner&) = delete;
   RankRunner& operator=(const RankRunner&) = delete;
@@ -63,8 +69,20 @@ class RankRunner {
   // the iteration's seconds.
   double finish_iteration(std::vector<double>* step_sum);
 
+  // The iteration pass (issue 16, defect 7): per-step events cost GPU time and keep the host
+  // behind the GPU, so here `iterations` iterations are enqueued back to back with events only
+  // between them, the steps issued directly or (graph) as the graph of capture_graph(). Returns
+  // each iteration's seconds.
+  std::vector<double> run_iteration_pass(int iterations, bool graph);
+  // Captures one iteration (no step events) into a CUDA graph on this thread; "" on success,
+  // else why not.
+  std::string capture_graph();
+
  private:
   void issue(size_t i, cudaStream_t stream);
+  // One iteration's steps: gradient sync forked to the comm stream and joined back; events
+  // around each step if `step_events`; CUPTI external ids if `tag`.
+  void enqueue_steps(bool step_events, bool tag);
 
   const ValidationPlan& plan_;
   const RankProgram& prog_;
@@ -83,6 +101,8 @@ class RankRunner {
   std::vector<int> step_group_size_, step_peer_;
   std::vector<cudaEvent_t> start_, stop_, fork_;
   cudaEvent_t iter_start_ = nullptr, iter_stop_ = nullptr, join_ = nullptr;
+  std::vector<cudaEvent_t> bounds_;  // the iteration pass: iteration i is bounds_[i] .. bounds_[i + 1]
+  cudaGraphExec_t graph_ = nullptr;
 };
 
 }  // namespace autoddl::calib::gpu

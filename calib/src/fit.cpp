@@ -77,7 +77,7 @@ void add_measurements(const std::vector<MeasurementFile>& files,
                       std::map<std::string, std::vector<SizeTime>>& copies,
                       std::vector<double>& launches, std::vector<std::string>& notes) {
   for (const MeasurementFile& f : files) {
-    int skipped = 0, wrong = 0;
+    int skipped = 0, wrong = 0, tf32 = 0;
     for (size_t i = 0; i < f.rows.size(); ++i) {
       const MeasurementRow& r = f.rows[i];
       if (!r.skipped.empty()) {
@@ -105,6 +105,12 @@ void add_measurements(const std::vector<MeasurementFile>& files,
         if (r.flops <= 0) {
           throw InputError(f.path, "rows[" + std::to_string(i) + "].flops", "must be positive");
         }
+        // fp32 convs that cuDNN may run on TF32 tensor cores (conv_cudnn's default, as PyTorch's)
+        // are not FP32-peak work: measured against that peak they would read above it.
+        if (dtype == DType::fp32 && r.shape.value("tf32", "off") == "allowed") {
+          ++tf32;
+          continue;
+        }
         kernels[{r.name == "gemm" ? "matmul" : "conv", dtype}].samples.push_back(
             {r.flops, r.size_bytes, kernel_s});
       } else if (r.name == "copy" || r.name == "scale" || r.name == "triad" || r.name == "memcpy") {
@@ -118,6 +124,11 @@ void add_measurements(const std::vector<MeasurementFile>& files,
     }
     if (skipped > 0) {
       notes.push_back(f.path + ": " + std::to_string(skipped) + " rows were skipped by the benchmark");
+    }
+    if (tf32 > 0) {
+      notes.push_back(f.path + ": left out " + std::to_string(tf32) +
+                      " fp32 conv rows run with TF32 allowed (PyTorch's default; the fp32 efficiency is "
+                      "relative to the FP32 peak): conv_cudnn --no-tf32 measures FP32 convs");
     }
     if (wrong > 0) {
       notes.push_back(f.path + ": left out " + std::to_string(wrong) +

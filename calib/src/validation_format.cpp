@@ -376,22 +376,25 @@ void to_json(json& j, const ValidationResult& r) {
   for (const auto& [k, v] : r.versions) versions[k] = v;
   json ranks = json::array();
   for (const RankMeasurement& m : r.ranks) {
-    ranks.push_back({{"rank", m.rank},
-                     {"device", m.device},
-                     {"step_s", m.step_s},
-                     {"step_kernel_s", m.step_kernel_s},
-                     {"iteration_s", m.iteration_s}});
+    json jm = {{"rank", m.rank},
+               {"device", m.device},
+               {"step_s", m.step_s},
+               {"step_kernel_s", m.step_kernel_s},
+               {"iteration_s", m.iteration_s}};
+    if (!m.stepped_iteration_s.empty()) jm["stepped_iteration_s"] = m.stepped_iteration_s;
+    ranks.push_back(std::move(jm));
   }
+  json timing = {{"warmup", r.warmup},
+                 {"iters", r.iters},
+                 {"cupti_iters", r.cupti_iters},
+                 {"overlap_grad_sync", r.overlap_grad_sync}};
+  if (!r.iteration_pass.empty()) timing["iteration_pass"] = r.iteration_pass;
   j = {{"format", kResultFormat},
        {"plan", {{"model", r.model}, {"cluster", r.cluster}, {"scheme", r.scheme}, {"fingerprint", r.fingerprint}}},
        {"skipped", r.skipped.empty() ? json(nullptr) : json(r.skipped)},
        {"provenance",
         {{"device", r.device}, {"date", r.date}, {"command", r.command}, {"host", r.host}, {"versions", versions}}},
-       {"timing",
-        {{"warmup", r.warmup},
-         {"iters", r.iters},
-         {"cupti_iters", r.cupti_iters},
-         {"overlap_grad_sync", r.overlap_grad_sync}}},
+       {"timing", timing},
        {"ranks", ranks}};
 }
 
@@ -426,6 +429,10 @@ ValidationResult result_from_json(const json& j, const std::string& source) {
   r.iters = static_cast<int>(timing.integer("iters", 0));
   r.cupti_iters = static_cast<int>(timing.integer("cupti_iters", 0));
   r.overlap_grad_sync = timing.boolean("overlap_grad_sync");
+  if (timing.has("iteration_pass")) {
+    constexpr const char* kPasses[] = {"stream", "graph"};
+    r.iteration_pass = timing.one_of("iteration_pass", kPasses, 2);
+  }
   timing.done();
   const json& ranks = o.array("ranks");
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -440,6 +447,12 @@ ValidationResult result_from_json(const json& j, const std::string& source) {
     rm.iteration_s = num_list(m, "iteration_s", false);
     if (r.skipped.empty() && static_cast<int>(rm.iteration_s.size()) != r.iters) {
       m.fail("iteration_s", "needs one entry per timed iteration (timing.iters)");
+    }
+    if (m.has("stepped_iteration_s")) {
+      rm.stepped_iteration_s = num_list(m, "stepped_iteration_s", false);
+      if (rm.stepped_iteration_s.size() != rm.iteration_s.size()) {
+        m.fail("stepped_iteration_s", "needs one entry per timed iteration, as iteration_s");
+      }
     }
     m.done();
     r.ranks.push_back(std::move(rm));

@@ -216,3 +216,30 @@ TEST_CASE("HBM bandwidth is fitted on copies above the L2 cut-off, not on buffer
   opt.hbm_min_bytes = 0;  // every size: the L2 points pull the fitted bandwidth up
   CHECK(fit_calibration({}, {m}, opt).calibration.memory.hbm_bytes_per_s > 1.05 * 3.0e12);
 }
+
+TEST_CASE("fp32 convs run with TF32 allowed are left out of the FP32 efficiency fit, with a note",
+          "[calib][fit]") {
+  MeasurementFile m;
+  m.path = "conv_cudnn.json";
+  m.device = "NVIDIA H100 80GB HBM3";
+  for (double k : {64.0, 128.0, 256.0, 512.0}) {
+    const double flops = 2 * 32 * k * 56 * 56 * k * 9;
+    MeasurementRow tf32 = kernel_row("conv", flops, 1e8, flops / 300e12 * 1e6);  // TF32 speed
+    tf32.dtype = "fp32";
+    tf32.shape = {{"layer", "res"}, {"tf32", "allowed"}, {"math", "default"}};
+    m.rows.push_back(tf32);
+    MeasurementRow fma = kernel_row("conv", flops, 1e8, flops / 40e12 * 1e6);  // --no-tf32
+    fma.dtype = "fp32";
+    fma.shape = {{"layer", "res"}, {"tf32", "off"}, {"math", "fma"}};
+    m.rows.push_back(fma);
+  }
+  FitOptions opt;
+  opt.peak_flops_per_s[DType::fp32] = 67e12;  // TF32 rows would read 4.5x above it
+  FitResult r = fit_calibration({}, {m}, opt);
+  const auto* e = r.calibration.find_efficiency("conv", DType::fp32);
+  REQUIRE(e);
+  CHECK(e->shapes == 4);  // the --no-tf32 rows only
+  CHECK(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("conv_cudnn.json: left out 4 fp32 conv rows run with TF32 allowed") != std::string::npos;
+  }));
+}

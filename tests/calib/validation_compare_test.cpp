@@ -132,3 +132,54 @@ TEST_CASE("a runner result survives its JSON; a foreign or skipped one is refuse
   bad["timing"]["overlap"] = true;
   CHECK_THROWS_WITH(result_from_json(bad, "m.json"), "m.json: timing.overlap: unknown key");
 }
+
+TEST_CASE("iterations timed without per-step events are compared; the per-step pass's are kept and noted",
+          "[calib][validation][json]") {
+  ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  Graph g = tiny_gpt();
+  PlanBuild b = make_validation_plan(g, c, make_scheme("dp", g, c, {1}));
+  ValidationResult r = synthetic(b.plan, 1.0, 1.0, 1.25);
+  r.iteration_pass = "stream";
+  for (RankMeasurement& m : r.ranks) {
+    for (double s : m.iteration_s) m.stepped_iteration_s.push_back(s * 1.1);  // events + launch gaps
+  }
+  nlohmann::json j = r;
+  CHECK(j["timing"]["iteration_pass"] == "stream");
+  CHECK(j["ranks"][0]["stepped_iteration_s"].size() == r.ranks[0].iteration_s.size());
+  ValidationResult back = result_from_json(j, "m.json");
+  CHECK(back.iteration_pass == "stream");
+  CHECK(back.ranks[0].stepped_iteration_s == r.ranks[0].stepped_iteration_s);
+
+  Comparison cmp = compare_validation(b.plan, back, "m.json");
+  CHECK(cmp.iteration.error_pct() == Approx(-20));  // the clean pass, not the per-step one
+  CHECK(cmp.stepped_iteration_s == Approx(b.plan.iteration_s * 1.25 * 1.1));
+  REQUIRE_FALSE(cmp.notes.empty());
+  CHECK_THAT(cmp.notes[0], Catch::Contains("without per-step events (stream pass)") && Catch::Contains("+10.0%"));
+  nlohmann::json cj = cmp;
+  CHECK(cj["stepped_iteration_s"].get<double>() == Approx(cmp.stepped_iteration_s));
+
+  nlohmann::json bad = j;
+  bad["ranks"][0]["stepped_iteration_s"].push_back(1.0);
+  CHECK_THROWS_WITH(result_from_json(bad, "m.json"),
+                    Catch::Contains("ranks[0].stepped_iteration_s: needs one entry per timed iteration"));
+  bad = j;
+  bad["timing"]["iteration_pass"] = "events";
+  CHECK_THROWS_WITH(result_from_json(bad, "m.json"), Catch::Contains("timing.iteration_pass: 'events' is not one of"));
+}
+
+TEST_CASE("a result written before the clean pass existed still reads, and its iteration is the per-step one",
+          "[calib][validation][json]") {
+  ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  Graph g = tiny_gpt();
+  PlanBuild b = make_validation_plan(g, c, make_scheme("dp", g, c, {1}));
+  nlohmann::json j = synthetic(b.plan, 1.0, 1.0, 1.25);
+  CHECK_FALSE(j["timing"].contains("iteration_pass"));
+  CHECK_FALSE(j["ranks"][0].contains("stepped_iteration_s"));
+  ValidationResult back = result_from_json(j, "old.json");
+  CHECK(back.iteration_pass.empty());
+  Comparison cmp = compare_validation(b.plan, back, "old.json");
+  CHECK(cmp.iteration.error_pct() == Approx(-20));
+  CHECK(cmp.stepped_iteration_s < 0);
+  nlohmann::json cj = cmp;
+  CHECK_FALSE(cj.contains("stepped_iteration_s"));
+}

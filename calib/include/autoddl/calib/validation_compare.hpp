@@ -34,6 +34,9 @@ struct Comparison {
   std::string model, cluster, scheme, device;
   int world_size = 1, iters = 0;
   ErrorRow iteration;  // the slowest rank per iteration, median over iterations
+  // The same over the per-step pass's iterations (events around every step); < 0: the result
+  // has no separate per-step pass (older results, whose iteration is that pass).
+  double stepped_iteration_s = -1;
   ErrorRow compute, communication;
   std::vector<ErrorRow> by_phase, by_kind;
   std::vector<OpRow> ops;

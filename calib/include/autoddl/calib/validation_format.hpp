@@ -93,13 +93,18 @@ struct ValidationPlan {
 };
 
 // Per rank: mean seconds of each step over the timed iterations (CUDA events), the CUPTI
-// kernel time of each step (< 0: not traced) and each timed iteration's seconds.
+// kernel time of each step (< 0: not traced) and each timed iteration's seconds. Since issue 16
+// (defect 7) the iterations are timed in a pass with no per-step events (`iteration_pass`), and
+// the per-step pass's own iteration times, which include the events' overhead and the host's
+// launch gaps, are kept apart in `stepped_iteration_s`; results written before have neither and
+// their `iteration_s` came from the per-step pass.
 struct RankMeasurement {
   int rank = 0;
   int device = 0;
   std::vector<double> step_s;
   std::vector<double> step_kernel_s;
   std::vector<double> iteration_s;
+  std::vector<double> stepped_iteration_s;  // empty: not recorded (older results)
 };
 
 struct ValidationResult {
@@ -110,6 +115,10 @@ struct ValidationResult {
   std::vector<std::pair<std::string, std::string>> versions;
   int warmup = 0, iters = 0, cupti_iters = 0;
   bool overlap_grad_sync = true;  // gradient sync ran on its own stream
+  // How iteration_s was timed: "stream" (steps enqueued back to back, events only between
+  // iterations), "graph" (one CUDA graph per rank and iteration), "" (older results: the per-step
+  // pass).
+  std::string iteration_pass;
   std::vector<RankMeasurement> ranks;
 };
 
