@@ -323,6 +323,22 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   // Per op and micro-batch: compute, boxing (collectives) and pipeline send/recv.
   std::vector<double> op_fwd_compute(n_ops), op_bwd_compute(n_ops), op_fwd_box(n_ops, 0),
       op_bwd_box(n_ops, 0), op_fwd_sr(n_ops, 0), op_bwd_sr(n_ops, 0);
+  // tp_overlap (Scheme::overlap_tp_comm): GEMM time of each matmul not yet spent hiding a
+  // collective, forward and backward. The all-gather into a matmul's activation input hides
+  // under that matmul; the reduce-scatter of its output (boxed at the consumer's input) under
+  // the producing matmul; their backward mirrors under the matching backward GEMMs.
+  std::vector<double> gemm_fwd_left(scheme.overlap_tp_comm ? n_ops : 0, 0),
+      gemm_bwd_left(scheme.overlap_tp_comm ? n_ops : 0, 0);
+  auto hide_under = [&](std::vector<double>& left, int consumer, int producer, double comm_s) {
+    if (!scheme.overlap_tp_comm || comm_s <= 0) return comm_s;
+    for (int op_id : {consumer, producer}) {
+      if (graph.ops[op_id].kind != OpKind::matmul) continue;
+      const double hidden = std::min(comm_s, left[op_id]);
+      left[op_id] -= hidden;
+      return comm_s - hidden;
+    }
+    return comm_s;
+  };
   for (int i = 0; i < n_ops; ++i) {
     const Op& op = graph.ops[i];
     const OpSignature& sig = scheme.op_sigs[i];
@@ -344,6 +360,10 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     }
     op_fwd_compute[i] = fwd;
     op_bwd_compute[i] = bwd;
+    if (scheme.overlap_tp_comm && op.kind == OpKind::matmul) {
+      gemm_fwd_left[i] = fwd;
+      gemm_bwd_left[i] = bwd;
+    }
     PlannedOp* pop = plan ? &plan->ops[i] : nullptr;
     if (pop) {
       pop->stage = stage;
@@ -399,7 +419,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       int to = state(table, sig.in[k], "op " + op.name);
       const bool box_here = fwd_charged[i * kMaxOpInputs + k] != 0;
       if (box_here) {
-        op_fwd_box[i] += table.time_s(from, to);
+        op_fwd_box[i] += hide_under(gemm_fwd_left, i, j, table.time_s(from, to));
         table.tally(from, to, stage_mb[stage]);
         // Recompute re-runs the forward from the checkpoint, its collectives included
         // (Megatron's checkpointed RowParallelLinear all-reduces again in backward).
@@ -464,7 +484,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
       if (differentiable(tensor) && grad_charged[i * kMaxOpInputs + k]) {
         int gfrom = state(table, sig.in_grad[k], "op " + op.name + " gradient");
         int gto = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
-        op_bwd_box[i] += table.time_s(gfrom, gto);
+        op_bwd_box[i] += hide_under(gemm_bwd_left, i, j, table.time_s(gfrom, gto));
         table.tally(gfrom, gto, stage_mb[stage]);
         if (pin && gfrom != gto) pin->bwd = table.path(gfrom, gto);
         // The stage's gradients of this tensor are summed locally and sent back once.
@@ -475,8 +495,11 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
         }
       }
     }
-    t_fwd[stage] += fwd + op_fwd_box[i] + op_fwd_sr[i];
-    t_bwd[stage] += bwd + op_bwd_box[i] + op_bwd_sr[i];
+    // With overlapped p2p the sends leave the critical path here; what exceeds the stage's
+    // compute is added back after the loop.
+    const double on_path_sr = scheme.overlap_p2p_comm ? 0.0 : 1.0;
+    t_fwd[stage] += fwd + op_fwd_box[i] + on_path_sr * op_fwd_sr[i];
+    t_bwd[stage] += bwd + op_bwd_box[i] + on_path_sr * op_bwd_sr[i];
     compute_mb[stage] += fwd + bwd;
     comm_mb[stage] += op_fwd_box[i] + op_bwd_box[i] + op_fwd_sr[i] + op_bwd_sr[i];
     sendrecv_mb[stage] += op_fwd_sr[i] + op_bwd_sr[i];
@@ -484,6 +507,14 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
                    m * (op_fwd_box[i] + op_bwd_box[i] + op_fwd_sr[i] + op_bwd_sr[i]), 0};
   }
 
+  if (scheme.overlap_p2p_comm) {
+    for (int s = 0; s < S; ++s) {
+      const double exposed = std::max(0.0, sendrecv_mb[s] - compute_mb[s]);
+      t_fwd[s] += exposed;
+      comm_mb[s] += exposed - sendrecv_mb[s];
+      sendrecv_mb[s] = exposed;
+    }
+  }
   for (int s = 0; s < S; ++s) {
     t_bwd[s] += stage_extra_bwd[s];
     comm_mb[s] += stage_extra_bwd[s];

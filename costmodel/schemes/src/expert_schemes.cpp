@@ -133,11 +133,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap)");
     }
   }
   const int tp = static_cast<int>(positive(kv, "tp", 1));
@@ -170,6 +170,18 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   const std::string dist_opt = kv.count("dist_opt") ? kv["dist_opt"] : "0";
   if (dist_opt != "0" && dist_opt != "1") fail("dist_opt", "must be 0 or 1 (got '" + dist_opt + "')");
   s.shard_optimizer = dist_opt == "1";
+  // --tp-comm-overlap: Megatron-LM accepts it only with sequence parallelism (the overlapped
+  // collectives are sp's all-gather and reduce-scatter).
+  const std::string tp_overlap = kv.count("tp_overlap") ? kv["tp_overlap"] : "0";
+  if (tp_overlap != "0" && tp_overlap != "1") fail("tp_overlap", "must be 0 or 1 (got '" + tp_overlap + "')");
+  if (tp_overlap == "1" && (sp != "1" || tp < 2)) fail("tp_overlap", "needs sp=1 and tp > 1 (Megatron-LM's --tp-comm-overlap overlaps sequence parallelism's collectives)");
+  s.overlap_tp_comm = tp_overlap == "1";
+  // --overlap-p2p-communication: Megatron-core overlaps pipeline p2p only in the interleaved
+  // schedule (NeMo's MegatronCommOverlapCallback turns it on whenever vp > 1).
+  const std::string pp_overlap = kv.count("pp_overlap") ? kv["pp_overlap"] : "0";
+  if (pp_overlap != "0" && pp_overlap != "1") fail("pp_overlap", "must be 0 or 1 (got '" + pp_overlap + "')");
+  if (pp_overlap == "1" && v < 2) fail("pp_overlap", "needs interleave > 1 (Megatron overlaps pipeline p2p only in the interleaved schedule)");
+  s.overlap_p2p_comm = pp_overlap == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
   }
@@ -259,7 +271,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
 }  // namespace
 
 std::vector<std::string> expert_scheme_names() {
-  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"};
+  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1][,tp_overlap=0|1][,pp_overlap=0|1]"};
 }
 
 Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,

@@ -67,7 +67,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     if (g.tensors[t].role == TensorRole::parameter) params[g.tensors[t].name] = to_string(s.param_storage[t]);
   }
-  return {{"format", kFormat},
+  nlohmann::json j = {{"format", kFormat},
           {"name", s.name},
           {"model", g.name},
           {"mesh", s.mesh_shape},
@@ -82,6 +82,10 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
           {"bucket_bytes", s.bucket_bytes},
           {"ops", ops},
           {"param_storage", params}};
+  // Written only when set, so files of schemes without them stay byte-identical.
+  if (s.overlap_tp_comm) j["overlap_tp_comm"] = true;
+  if (s.overlap_p2p_comm) j["overlap_p2p_comm"] = true;
+  return j;
 }
 
 Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSpec& c,
@@ -90,7 +94,7 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   rd.keys(j, "",
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
            "recompute", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
-           "param_storage"},
+           "param_storage", "overlap_tp_comm", "overlap_p2p_comm"},
           {"format", "mesh", "ops"});
   if (rd.string(j["format"], "format") != kFormat) rd.fail("format", std::string("must be \"") + kFormat + "\"");
   Scheme s;
@@ -126,7 +130,9 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   }
   for (auto [flag, field] : {std::pair<const char*, bool*>{"shard_optimizer", &s.shard_optimizer},
                               {"regather_in_backward", &s.regather_in_backward},
-                              {"scatter_gather_sends", &s.scatter_gather_sends}}) {
+                              {"scatter_gather_sends", &s.scatter_gather_sends},
+                              {"overlap_tp_comm", &s.overlap_tp_comm},
+                              {"overlap_p2p_comm", &s.overlap_p2p_comm}}) {
     if (!j.contains(flag)) continue;
     if (!j[flag].is_boolean()) rd.fail(flag, "must be true or false");
     *field = j[flag].get<bool>();

@@ -30,6 +30,14 @@ struct Scheme {
   std::vector<NdSbp> param_storage;
   bool shard_optimizer = false;       // ZeRO-1: optimizer state split over the dims a parameter is replicated on
   bool regather_in_backward = false;  // ZeRO-3: split parameters are gathered again for backward
+  // Megatron's --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
+  // all-gather feeding a matmul and the reduce-scatter after one run chunked under that matmul's
+  // GEMM, so only what exceeds the GEMM's time stays on the critical path (cost_model.cpp).
+  bool overlap_tp_comm = false;
+  // Megatron's --overlap-p2p-communication (interleaved schedule only): pipeline sends and
+  // receives run on their own stream under the stage's compute; only what exceeds a
+  // micro-batch's compute stays exposed.
+  bool overlap_p2p_comm = false;
   std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
   int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
   int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)

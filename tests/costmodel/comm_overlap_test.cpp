@@ -1,0 +1,78 @@
+// Megatron's communication overlaps as megatron scheme options: tp_overlap (sequence
+// parallelism's all-gather / reduce-scatter under the adjacent GEMMs) and pp_overlap (pipeline
+// p2p on its own stream in the interleaved schedule). Each changes exposed time only, never
+// the bytes communicated, and each is refused where Megatron-LM refuses it.
+#include <catch2/catch.hpp>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/scheme_json.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+
+using namespace autoddl::costmodel;
+
+namespace {
+const ClusterSpec& h100x2() {
+  static const ClusterSpec c = resolve_cluster("dgx-h100", 2);
+  return c;
+}
+const Graph& gpt() {
+  static const Graph g =
+      build_zoo_model("gpt", parse_knob_list("layers=8,hidden=4096,heads=32,seq=2048,batch=64,flash=1"));
+  return g;
+}
+CostReport cost(const std::string& spec) { return evaluate(gpt(), h100x2(), make_scheme(spec, gpt(), h100x2(), {})); }
+double total_bytes(const CostReport& r) {
+  double b = 0;
+  for (double x : r.comm.bytes) b += x;
+  return b;
+}
+}  // namespace
+
+TEST_CASE("tp_overlap hides sp's collectives under the GEMMs, never more than the GEMM time", "[costmodel][overlap]") {
+  const CostReport plain = cost("megatron:tp=8,pp=1,dp=2,mb=1,sp=1");
+  const CostReport ovl = cost("megatron:tp=8,pp=1,dp=2,mb=1,sp=1,tp_overlap=1");
+  REQUIRE(plain.fwd_boxing_s > 0);
+  CHECK(ovl.fwd_boxing_s < plain.fwd_boxing_s);
+  CHECK(ovl.bwd_boxing_s < plain.bwd_boxing_s);
+  CHECK(ovl.compute_s == Approx(plain.compute_s));
+  CHECK(total_bytes(ovl) == Approx(total_bytes(plain)));
+  // The time saved is communication that went under matmuls: at most the matmuls' compute.
+  double matmul_s = 0;
+  for (size_t i = 0; i < gpt().ops.size(); ++i) {
+    if (gpt().ops[i].kind == OpKind::matmul) matmul_s += plain.per_op[i].compute_s;
+  }
+  const double saved = plain.iteration_s - ovl.iteration_s;
+  CHECK(saved > 0);
+  CHECK(saved <= (plain.fwd_boxing_s + plain.bwd_boxing_s) - (ovl.fwd_boxing_s + ovl.bwd_boxing_s) + 1e-12);
+  CHECK(saved <= matmul_s);
+  // Megatron-LM's --tp-comm-overlap needs sequence parallelism and tp > 1.
+  CHECK_THROWS_WITH(cost("megatron:tp=8,pp=1,dp=2,mb=1,tp_overlap=1"), Catch::Contains("needs sp=1"));
+  CHECK_THROWS_WITH(cost("megatron:tp=8,pp=1,dp=2,mb=1,sp=1,tp_overlap=2"), Catch::Contains("must be 0 or 1"));
+}
+
+TEST_CASE("pp_overlap leaves only p2p beyond a micro-batch's compute exposed", "[costmodel][overlap]") {
+  const CostReport plain = cost("megatron:tp=4,pp=2,dp=2,mb=1,interleave=2,sp=1");
+  const CostReport ovl = cost("megatron:tp=4,pp=2,dp=2,mb=1,interleave=2,sp=1,pp_overlap=1");
+  REQUIRE(plain.send_recv_s > 0);
+  // The sends are much shorter than the stage's compute here: all of them hide.
+  CHECK(ovl.send_recv_s == Approx(0).margin(1e-12));
+  CHECK(ovl.iteration_s < plain.iteration_s);
+  CHECK(plain.iteration_s - ovl.iteration_s <= plain.send_recv_s * (1 + 1e-9) + plain.bubble_s);
+  CHECK(total_bytes(ovl) == Approx(total_bytes(plain)));
+  // Megatron overlaps p2p only in the interleaved schedule.
+  CHECK_THROWS_WITH(cost("megatron:tp=4,pp=2,dp=2,mb=1,sp=1,pp_overlap=1"), Catch::Contains("needs interleave > 1"));
+}
+
+TEST_CASE("scheme JSON keeps the overlap flags and omits them when off", "[costmodel][overlap]") {
+  const Scheme s = make_scheme("megatron:tp=4,pp=2,dp=2,mb=1,interleave=2,sp=1,tp_overlap=1,pp_overlap=1", gpt(), h100x2(), {});
+  const nlohmann::json j = scheme_to_json(s, gpt());
+  const Scheme back = scheme_from_json(j, gpt(), h100x2(), "s.json");
+  CHECK(back.overlap_tp_comm);
+  CHECK(back.overlap_p2p_comm);
+  const nlohmann::json off = scheme_to_json(make_scheme("megatron:tp=4,pp=2,dp=2,mb=1,interleave=2,sp=1", gpt(), h100x2(), {}), gpt());
+  CHECK_FALSE(off.contains("overlap_tp_comm"));
+  CHECK_FALSE(off.contains("overlap_p2p_comm"));
+}
