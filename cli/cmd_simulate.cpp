@@ -130,8 +130,9 @@ RunFn setup_simulate(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--json", opt->json_file, "Write the SimReport JSON to FILE");
   sub.add_option("--trace", opt->trace_file, "Write a Chrome trace (Perfetto) of the iteration to FILE");
-  // Not supported yet, so not in --help: accepted only to say so in one line.
-  sub.add_option("--sync", opt->sync_file, "A sync strategy for the data-parallel gradient sync")->group("");
+  // Not supported yet, so not in --help (an unnamed option group prints nothing, where
+  // ->group("") would leave a blank line): accepted only to say so in one line.
+  sub.add_option_group("")->add_option("--sync", opt->sync_file, "A sync strategy for the data-parallel gradient sync");
   sub.footer("The simulated iteration is compared with `autoddl cost` of the same scheme; a difference over 10% "
              "is explained in the report's discrepancy (contended links or the part that differs).");
   return [opt] { return run_simulate(*opt); };
