@@ -1,5 +1,7 @@
 // `autoddl cost`: the analytical cost of one scheme (expert or scheme JSON) for a model on a
 // cluster: a readable breakdown and, with --json, the CostReport JSON (README "CostReport").
+// `--sync FILE` also prices the scheme with its data-parallel gradient sync replaced by a sync
+// strategy (sync/scheme_sync.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -11,6 +13,10 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
+#ifdef AUTODDL_HAVE_SYNC
+#include "autoddl/sync/scheme_sync.hpp"
+#include "autoddl/sync/strategy_json.hpp"
+#endif
 #include "cli_util.hpp"
 #include "commands.hpp"
 
@@ -18,7 +24,7 @@ namespace autoddl::cli {
 namespace {
 
 struct CostOptions {
-  std::string model, knobs, cluster, mesh, scheme, json_file, scheme_out;
+  std::string model, knobs, cluster, mesh, scheme, json_file, scheme_out, sync_file;
   std::optional<int> nodes;
   int top = 10;
 };
@@ -100,17 +106,70 @@ nlohmann::json mesh_dims_report(const costmodel::ClusterSpec& c, const std::vect
   return dims;
 }
 
+#ifdef AUTODDL_HAVE_SYNC
+// The scheme with its data-parallel gradient sync replaced by the strategy in `file`: the
+// strategy is loaded and checked against the scheme's variables before anything is printed.
+struct WithStrategy {
+  sync::DataParallelSync dp;
+  sync::Strategy strategy;
+  sync::SchemeSyncCost cost;
+};
+
+WithStrategy cost_with_strategy_file(const costmodel::SchemedModel& m, const costmodel::ClusterSpec& c,
+                                     const costmodel::CostReport& r, const costmodel::IterationPlan& plan,
+                                     const std::string& file) {
+  WithStrategy w{sync::data_parallel_sync(m.graph, c, m.scheme, plan), {}, {}};
+  w.strategy = sync::load_strategy_file(file, w.dp.vars, w.dp.cluster);
+  w.cost = sync::cost_with_strategy(r, w.dp, w.strategy);
+  return w;
+}
+
+void print_with_strategy(const WithStrategy& w, const std::string& file) {
+  const sync::Evaluation& e = w.cost.strategy;
+  std::printf("\n  gradient sync replaced by %s (strategy %s), over the data-parallel group: %d ranks on %d node%s"
+              " (%d per node, %d group%s per node)\n",
+              file.c_str(), w.strategy.id.empty() ? "-" : w.strategy.id.c_str(), w.dp.ranks, w.dp.nodes,
+              w.dp.nodes == 1 ? "" : "s", w.dp.ranks_per_node, w.dp.groups_per_node,
+              w.dp.groups_per_node == 1 ? "" : "s");
+  std::printf("    %-14s %12s %12s\n", "", "exposed sync", "iteration");
+  std::printf("    %-14s %12s %12s   buckets back to back %s\n", "DDP buckets", human_seconds(w.cost.ddp_exposed_s).c_str(),
+              human_seconds(w.cost.ddp_iteration_s).c_str(), human_seconds(w.cost.ddp_sync_s).c_str());
+  std::printf("    %-14s %12s %12s   %.2fx; PS max %s, PS sum %s, AR max %s, AR sum %s; %zu servers, %zu groups\n",
+              "strategy", human_seconds(e.exposed_sync_s).c_str(), human_seconds(w.cost.iteration_s).c_str(),
+              w.cost.ddp_iteration_s / w.cost.iteration_s, human_seconds(e.ps_max_s).c_str(),
+              human_seconds(e.ps_sum_s).c_str(), human_seconds(e.ar_max_s).c_str(), human_seconds(e.ar_sum_s).c_str(),
+              e.servers.size(), e.groups.size());
+}
+#endif
+
 int run_cost(const CostOptions& opt) {
   using namespace costmodel;
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
-  CostReport r = evaluate(m.graph, c, m.scheme);
+  IterationPlan plan;
+  CostReport r = evaluate(m.graph, c, m.scheme, opt.sync_file.empty() ? nullptr : &plan);
+#ifdef AUTODDL_HAVE_SYNC
+  std::optional<WithStrategy> with;
+  if (!opt.sync_file.empty()) with = cost_with_strategy_file(m, c, r, plan, opt.sync_file);
+#else
+  if (!opt.sync_file.empty()) throw InputError("--sync", "", "this autoddl was built without sync/");
+#endif
   restate_for_given_model(r, m);
   print_report(r, m.graph, opt.top);
+#ifdef AUTODDL_HAVE_SYNC
+  if (with) print_with_strategy(*with, opt.sync_file);
+#endif
   const nlohmann::json dims = mesh_dims_report(c, m.scheme.mesh_shape);
   if (!opt.json_file.empty()) {
     nlohmann::json j = to_json(r);
     if (!dims.empty()) j["mesh_dims"] = dims;
+#ifdef AUTODDL_HAVE_SYNC
+    if (with) {
+      j["sync"] = sync::scheme_sync_to_json(with->dp, with->cost);
+      j["sync"]["file"] = opt.sync_file;
+      j["sync"]["strategy_id"] = with->strategy.id;
+    }
+#endif
     j["notes"] = m.note.empty() ? nlohmann::json::array() : nlohmann::json::array({m.note});
     write_json_atomic(opt.json_file, j);
   }
@@ -128,6 +187,9 @@ RunFn setup_cost(CLI::App& sub) {
   sub.add_option("--json", opt->json_file, "Write the CostReport JSON to FILE");
   sub.add_option("--out", opt->scheme_out, "Write the lowered scheme as scheme JSON to FILE");
   sub.add_option("--top", opt->top, "Show the N most expensive ops")->capture_default_str();
+  sub.add_option("--sync", opt->sync_file,
+                 "Also price the scheme with its data-parallel gradient sync replaced by this sync strategy "
+                 "(JSON, as `autoddl sync build` writes)");
   return [opt] { return run_cost(*opt); };
 }
 

@@ -1,7 +1,8 @@
 // `autoddl search`: find a fast scheme for a model on a cluster (search/ methods: coordinate
 // descent, neighbourhood CD, exact ILP and DP, baselines), print them ranked by the cost model's
 // iteration time, explain the winner per layer, and write it as a scheme JSON that
-// `autoddl cost --scheme FILE` re-costs to the same time.
+// `autoddl cost --scheme FILE` re-costs to the same time. `--sync [N]` then runs AutoSync's
+// low-shot search over the winner's data-parallel gradient sync (cli/search_sync.cpp).
 #ifdef AUTODDL_HAVE_SEARCH
 #include <cmath>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "autoddl/search/searcher.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "search_sync.hpp"
 
 namespace autoddl::cli {
 namespace {
@@ -34,6 +36,7 @@ struct SearchCliOptions {
   double sync_weight = -1;
   int top = 10;
   int restarts = 2;
+  int sync_trials = -1;  // --sync [N]: low-shot trials; -1 = not asked
   uint64_t seed = 1;
   bool explain = false, tie_layers = false, no_zero = false;
 };
@@ -182,6 +185,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
   so.sync_weight = opt.sync_weight;
+  if (opt.sync_trials != -1 && opt.sync_trials < 1) throw InputError("--sync", "", "trials must be >= 1");
   // A progress line on stderr once a search has run for a second (overwritten in place on a tty).
   // On a terminal one line is rewritten in place; otherwise a line every 5 s at most.
   const bool tty = isatty(fileno(stderr));
@@ -233,8 +237,10 @@ int run_search_cmd(const SearchCliOptions& opt) {
                   human_seconds(*run.ilp_bound_s).c_str());
     }
     if (opt.explain) print_explain(*best, g, ref);
-    if (!opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
   }
+  nlohmann::json sync_json;
+  if (best && opt.sync_trials > 0) sync_json = search_best_sync(g, c, *best, opt.sync_trials, opt.seed);
+  if (best && !opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
   if (!opt.json_file.empty()) {
     nlohmann::json j = {{"model", g.name}, {"cluster", c.name}, {"mesh", mesh}, {"pipeline_dim", so.pipeline_dim},
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
@@ -250,6 +256,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
       if (ref) j["best_expert"] = ref->method;
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
     }
+    if (!sync_json.is_null()) j["sync"] = sync_json;
     write_json_atomic(opt.json_file, j);
   }
   return 0;
@@ -286,6 +293,11 @@ RunFn setup_search(CLI::App& sub) {
                  "-1 = probe 1, 0.5, 0.25, 0 and keep the best")
       ->capture_default_str();
   sub.add_flag("--no-zero", opt->no_zero, "Do not offer ZeRO-3 parameter storage to the search");
+  sub.add_option("--sync", opt->sync_trials,
+                 "Then run AutoSync's low-shot sync search (N trials) on the best scheme's data-parallel gradient "
+                 "sync and report its iteration next to DDP's")
+      ->expected(0, 1)
+      ->default_str("200");
   return [opt] { return run_search_cmd(*opt); };
 }
 

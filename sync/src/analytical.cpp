@@ -74,24 +74,41 @@ double all_reduce_s(const ClusterSpec& c, ArAlgorithm algo, const CommGroup& grp
 
 }  // namespace
 
+SyncTimeline analytical_timeline(const Graph& g, const std::vector<Variable>& vars, const ClusterSpec& c) {
+  ComputeTimeline ct = compute_timeline(g, c, c.total_gpus());
+  SyncTimeline t;
+  t.forward_s = ct.forward_s;
+  t.backward_s = ct.backward_s;
+  for (const Variable& v : vars) {
+    t.ready_s.push_back(ct.bwd_done_s.empty() ? 0
+                                              : ct.bwd_done_s[static_cast<size_t>(std::min<int>(
+                                                    v.first_reader, static_cast<int>(g.ops.size()) - 1))]);
+  }
+  return t;
+}
+
 Evaluation evaluate_analytical(const Graph& g, const std::vector<Variable>& vars, const Strategy& s,
                                const ClusterSpec& c) {
+  return evaluate_analytical(vars, s, c, analytical_timeline(g, vars, c));
+}
+
+Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy& s, const ClusterSpec& c,
+                               const SyncTimeline& t) {
+  AUTODDL_CHECK(t.ready_s.size() == vars.size()) << "a timeline needs one ready time per variable";
   Evaluation ev;
   ev.workers = c.total_gpus();
   const int W = ev.workers, G = c.gpus_per_node, N = c.nodes;
-  ComputeTimeline ct = compute_timeline(g, c, W);
-  ev.forward_s = ct.forward_s;
-  ev.backward_s = ct.backward_s;
+  ev.forward_s = t.forward_s;
+  ev.backward_s = t.backward_s;
 
-  std::map<std::string, const Variable*> by_name;
-  for (const Variable& v : vars) by_name[v.name] = &v;
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < vars.size(); ++i) by_name[vars[i].name] = i;
   std::vector<Piece> pieces;
   for (const VarConfig& vc : s.vars) {
-    const Variable& v = *by_name.at(vc.var);
-    double ready = ct.bwd_done_s.empty() ? 0 : ct.bwd_done_s[static_cast<size_t>(
-                                                   std::min<int>(v.first_reader, static_cast<int>(g.ops.size()) - 1))];
+    const size_t vi = by_name.at(vc.var);
+    const Variable& v = vars[vi];
     for (int i = 0; i < vc.shards; ++i)
-      pieces.push_back({&v, &vc.parts[static_cast<size_t>(i)], shard_fraction(v, vc, i), ready});
+      pieces.push_back({&v, &vc.parts[static_cast<size_t>(i)], shard_fraction(v, vc, i), t.ready_s[vi]});
   }
   // Gradient-ready order (stable: strategy order among equals).
   std::stable_sort(pieces.begin(), pieces.end(),

@@ -149,7 +149,9 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
       pb.steps.push_back({st.dim, st.kind, st.bytes, st.wire_bytes, step_t});
     }
     if (planned) {
-      for (size_t x = i; x < j; ++x) pb.grads.push_back({grads[x].tensor, grads[x].op, grads[x].bytes});
+      for (size_t x = i; x < j; ++x)
+        pb.grads.push_back({grads[x].tensor, grads[x].op, grads[x].bytes, grads[x].ready_s});
+      pb.overlap_end_s = backward_end_s;
       planned->push_back(std::move(pb));
     }
     double start = std::max(grads[j - 1].ready_s, comm_free);

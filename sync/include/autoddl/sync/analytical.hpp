@@ -66,10 +66,25 @@ struct Evaluation {
   double iteration_s = 0;
 };
 
+// When each gradient becomes ready, from the start of backward, and when the backward ends:
+// what the transfers overlap. The compute model above gives one (analytical_timeline); a
+// scheme's cost model gives another (scheme_sync.hpp).
+struct SyncTimeline {
+  double forward_s = 0, backward_s = 0;
+  std::vector<double> ready_s;  // per variable, indexed like `vars`
+};
+
+// The compute model above: every op's work over all GPUs of `c`.
+SyncTimeline analytical_timeline(const costmodel::Graph& g, const std::vector<Variable>& vars,
+                                 const costmodel::ClusterSpec& c);
+
 // `s` must have passed validate_strategy for `vars` (extract_variables(g)) and `c`. Throws
 // InputError("strategy", "group N", reason) for an algorithm that does not apply to the cluster.
 Evaluation evaluate_analytical(const costmodel::Graph& g, const std::vector<Variable>& vars,
                                const Strategy& s, const costmodel::ClusterSpec& c);
+// The same transfers over a given timeline (t.ready_s.size() == vars.size()).
+Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy& s,
+                               const costmodel::ClusterSpec& c, const SyncTimeline& t);
 
 // Every field, seconds as "_s", bytes as "_bytes" (docs/sync-strategy-json.md, "Evaluation").
 nlohmann::json evaluation_to_json(const Evaluation& e);

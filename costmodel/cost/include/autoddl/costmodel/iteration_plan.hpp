@@ -48,11 +48,13 @@ struct PlannedOp {
 };
 
 // A parameter gradient in a bucket: the tensor, the op whose backward (in the last
-// micro-batch) makes it ready, and its logical bytes.
+// micro-batch) makes it ready, its logical bytes, and when it is ready (from the start of
+// that backward, as evaluate() overlaps the sync).
 struct PlannedGradient {
   int tensor = -1;
   int op = -1;
   double bytes = 0;
+  double ready_s = 0;
 };
 
 // Gradients fused into one sync (DDP buckets): their paths have the same steps (mesh dims and
@@ -60,6 +62,7 @@ struct PlannedGradient {
 struct PlannedBucket {
   std::vector<PlannedGradient> grads;
   std::vector<BoxingStep> steps;
+  double overlap_end_s = 0;  // the end of the backward the bucket overlaps (0 for gathers)
 };
 
 struct IterationPlan {
