@@ -35,8 +35,6 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   const BoxingPlan boxing = plan_boxing(graph, scheme, f, compute, cache, plan);
   const GradSyncPhase sync = sync_gradients(graph, scheme, f, compute, boxing, plan);
   const MemoryPhase memory = stage_memory(graph, scheme, f);
-  const Timeline tl = iteration_timeline(cluster.gpu, f, scheme.schedule, compute, boxing, sync,
-                                         memory.optimizer_params, plan);
 
   const int m = f.micro_batches;
   CostReport r;
@@ -71,15 +69,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     r.infeasible_reason = memory_infeasible_reason(memory, cluster.gpu, f.stages);
   }
 
-  r.stage_time_s = tl.stage_time_s;
-  r.bubble_s = tl.bubble_s;
-  r.iteration_s = tl.iteration_s;
-  r.compute_s = tl.compute_s;
-  r.comm_exposed_s = tl.comm_exposed_s;
-  r.send_recv_s = tl.send_recv_s;
-  r.fwd_boxing_s = tl.fwd_boxing_s;
-  r.bwd_boxing_s = tl.bwd_boxing_s;
-  r.comm = tl.comm;
+  iteration_timeline(cluster.gpu, f, scheme.schedule, compute, boxing, sync, memory.optimizer_params, r, plan);
   r.model_flops_per_iteration = 3 * graph.forward_flops();
   if (r.iteration_s > 0) {
     r.samples_per_s = graph.batch / r.iteration_s;

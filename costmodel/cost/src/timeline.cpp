@@ -35,21 +35,18 @@ double pipeline_bubble_s(int stages, int virtual_stages, PipelineSchedule schedu
   return (stages - 1.0) / (schedule == PipelineSchedule::interleaved ? virtual_stages : 1) * stage_time_s;
 }
 
-Timeline iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule schedule,
-                            const std::vector<OpCompute>& compute, const BoxingPlan& boxing,
-                            const GradSyncPhase& sync, const std::vector<double>& optimizer_params,
-                            IterationPlan* plan) {
+int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule schedule,
+                       const std::vector<OpCompute>& compute, const BoxingPlan& boxing, const GradSyncPhase& sync,
+                       const std::vector<double>& optimizer_params, CostReport& r, IterationPlan* plan) {
   const int S = f.stages;
   const int m = f.micro_batches;
   const StageTimes st = stage_times(f, compute, boxing);
-  Timeline tl;
   int slow = 0;
   for (int s = 1; s < S; ++s) {
     if (st.fwd_s[s] + st.bwd_s[s] > st.fwd_s[slow] + st.bwd_s[slow]) slow = s;
   }
-  tl.slow_stage = slow;
   const double T = st.fwd_s[slow] + st.bwd_s[slow];
-  tl.stage_time_s = T;
+  r.stage_time_s = T;
   double opt_step = 0;
   for (int s = 0; s < S; ++s) {
     const double step = optimizer_step_s(gpu, optimizer_params[s], f.train_dtype);
@@ -59,19 +56,21 @@ Timeline iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSche
       plan->optimizer_params[s] = optimizer_params[s];
     }
   }
-  tl.bubble_s = pipeline_bubble_s(S, f.virtual_stages, schedule, T);
-  tl.iteration_s = m * T + tl.bubble_s + sync.exposed_s + opt_step;
-  tl.compute_s = m * st.compute_s[slow] + opt_step - sync.param_gather_s[slow];
-  tl.comm_exposed_s = m * st.comm_s[slow] + sync.exposed_s + sync.param_gather_s[slow];
-  tl.send_recv_s = m * st.send_recv_s[slow];
+  r.bubble_s = pipeline_bubble_s(S, f.virtual_stages, schedule, T);
+  r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + opt_step;
+  r.compute_s = m * st.compute_s[slow] + opt_step - sync.param_gather_s[slow];
+  r.comm_exposed_s = m * st.comm_s[slow] + r.grad_sync_exposed_s + sync.param_gather_s[slow];
+  r.send_recv_s = m * st.send_recv_s[slow];
+  r.fwd_boxing_s = 0;
+  r.bwd_boxing_s = 0;
   for (size_t i = 0; i < compute.size(); ++i) {
     if (f.op_stage[i] != slow) continue;
-    tl.fwd_boxing_s += m * boxing.ops[i].fwd_s;
-    tl.bwd_boxing_s += m * boxing.ops[i].bwd_s;
+    r.fwd_boxing_s += m * boxing.ops[i].fwd_s;
+    r.bwd_boxing_s += m * boxing.ops[i].bwd_s;
   }
-  tl.comm = boxing.stage_tally[slow].scaled(m);
-  tl.comm += sync.stage_tally[slow];
-  return tl;
+  r.comm = boxing.stage_tally[slow].scaled(m);
+  r.comm += sync.stage_tally[slow];
+  return slow;
 }
 
 }  // namespace autoddl::costmodel

@@ -36,49 +36,48 @@ TEST_CASE("gradients fuse into buckets that overlap the backward; only the tail 
     return t;
   };
   const double one_s = bucket_s(1);
+  struct Synced {
+    double exposed_s = 0, total_s = 0;
+    CommTally tally;
+    std::vector<PlannedBucket> planned;
+  };
+  auto sync = [&](const std::vector<GradSync>& gs, double bucket_bytes, double backward_end_s) {
+    Synced r;
+    r.exposed_s = sync_buckets(gs, bucket_bytes, backward_end_s, mesh, r.tally, r.total_s, &r.planned);
+    return r;
+  };
 
   SECTION("one gradient per bucket: each starts when ready or when the previous ends") {
-    CommTally tally;
-    double total = 0;
-    std::vector<PlannedBucket> planned;
-    const double exposed = sync_buckets(grads, 1, 3e-3, mesh, tally, total, &planned);
-    CHECK(planned.size() == 3);
-    CHECK(total == Approx(3 * one_s));
+    const Synced r = sync(grads, 1, 3e-3);
+    CHECK(r.planned.size() == 3);
+    CHECK(r.total_s == Approx(3 * one_s));
     double free_at = 0;
     for (double ready : {1e-3, 2e-3, 3e-3}) free_at = std::max(ready, free_at) + one_s;
-    CHECK(exposed == Approx(free_at - 3e-3));
+    CHECK(r.exposed_s == Approx(free_at - 3e-3));
     double count = 0;
-    for (double n : tally.count) count += n;
+    for (double n : r.tally.count) count += n;
     CHECK(count == 3.0 * path.size());
   }
   SECTION("a large bucket fuses all three and waits for the last") {
-    CommTally tally;
-    double total = 0;
-    std::vector<PlannedBucket> planned;
-    const double exposed = sync_buckets(grads, 1e12, 3e-3, mesh, tally, total, &planned);
-    REQUIRE(planned.size() == 1);
-    CHECK(planned[0].grads.size() == 3);
-    const double fused = bucket_s(3);
-    CHECK(total == Approx(fused));
-    CHECK(exposed == Approx(fused));
+    const Synced r = sync(grads, 1e12, 3e-3);
+    REQUIRE(r.planned.size() == 1);
+    CHECK(r.planned[0].grads.size() == 3);
+    CHECK(r.total_s == Approx(bucket_s(3)));
+    CHECK(r.exposed_s == Approx(bucket_s(3)));
   }
   SECTION("a gradient already in its storage SBP syncs nothing and closes the bucket") {
     std::vector<GradSync> with_free = grads;
     with_free.insert(with_free.begin() + 2, GradSync{3, 3, b, b, &table, bytes, 2.5e-3});
-    CommTally tally;
-    double total = 0;
-    std::vector<PlannedBucket> planned;
-    sync_buckets(with_free, 1e12, 3e-3, mesh, tally, total, &planned);
-    REQUIRE(planned.size() == 2);
-    CHECK(planned[0].grads.size() == 2);
-    CHECK(planned[1].grads.size() == 1);
-    CHECK(total == Approx(bucket_s(2) + bucket_s(1)));
+    const Synced r = sync(with_free, 1e12, 3e-3);
+    REQUIRE(r.planned.size() == 2);
+    CHECK(r.planned[0].grads.size() == 2);
+    CHECK(r.planned[1].grads.size() == 1);
+    CHECK(r.total_s == Approx(bucket_s(2) + bucket_s(1)));
   }
   SECTION("a sync that ends before the backward is hidden") {
-    CommTally tally;
-    double total = 0;
-    CHECK(sync_buckets(grads, 1, 1.0, mesh, tally, total, nullptr) == 0);
-    CHECK(total > 0);
+    const Synced r = sync(grads, 1, 1.0);
+    CHECK(r.exposed_s == 0);
+    CHECK(r.total_s > 0);
   }
 }
 

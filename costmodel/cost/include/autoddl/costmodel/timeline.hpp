@@ -8,7 +8,7 @@
 
 #include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/cluster.hpp"
-#include "autoddl/costmodel/comm_tally.hpp"
+#include "autoddl/costmodel/cost_report.hpp"
 #include "autoddl/costmodel/eval_frame.hpp"
 #include "autoddl/costmodel/grad_buckets.hpp"
 #include "autoddl/costmodel/op_compute.hpp"
@@ -27,17 +27,12 @@ StageTimes stage_times(const EvalFrame& frame, const std::vector<OpCompute>& com
 // The bubble of a pipeline of `stages` whose slowest stage takes `stage_time_s` per micro-batch.
 double pipeline_bubble_s(int stages, int virtual_stages, PipelineSchedule schedule, double stage_time_s);
 
-// The iteration, with the fields of CostReport it sets (seconds per iteration, slowest stage).
-struct Timeline {
-  int slow_stage = 0;
-  double stage_time_s = 0, bubble_s = 0, iteration_s = 0;
-  double compute_s = 0, comm_exposed_s = 0, send_recv_s = 0, fwd_boxing_s = 0, bwd_boxing_s = 0;
-  CommTally comm;  // the slow stage's collectives and sends: m micro-batches plus the sync
-};
-// The optimizer steps `optimizer_params` per stage; records its seconds in plan (not null).
-Timeline iteration_timeline(const GpuSpec& gpu, const EvalFrame& frame, PipelineSchedule schedule,
-                            const std::vector<OpCompute>& compute, const BoxingPlan& boxing,
-                            const GradSyncPhase& sync, const std::vector<double>& optimizer_params,
-                            IterationPlan* plan);
+// Sets the report's time fields from the slowest stage: stage_time_s, bubble_s, iteration_s,
+// compute_s, comm_exposed_s, send_recv_s, fwd/bwd_boxing_s and comm (m micro-batches plus the
+// sync); reads its grad_sync_exposed_s. The optimizer steps `optimizer_params` per stage; its
+// seconds go to plan (not null). Returns the slowest stage.
+int iteration_timeline(const GpuSpec& gpu, const EvalFrame& frame, PipelineSchedule schedule,
+                       const std::vector<OpCompute>& compute, const BoxingPlan& boxing, const GradSyncPhase& sync,
+                       const std::vector<double>& optimizer_params, CostReport& report, IterationPlan* plan);
 
 }  // namespace autoddl::costmodel
