@@ -1,8 +1,9 @@
 // The search's cost tables (see cost_tables.hpp): construction, per-op node costs and memory,
-// and the terms, each priced with the cost model's functions in the order costmodel::evaluate()
-// prices a scheme: compute (kernel_time_s, in op_classes.cpp), parameter gather and gradient
-// sync into storage, forward and backward boxing per edge with the gradient-sum rule for
-// tensors read by several ops, send/recv across stages, memory.
+// and the terms, each priced by the phase functions of costmodel::evaluate() (docs/
+// architecture.md, "evaluate() phases"): compute (op_compute, in op_classes.cpp), parameter
+// gather and gradient sync into storage (boxing_plan.hpp, grad_buckets.hpp), forward and
+// backward boxing per edge with the gradient-sum rule for tensors read by several ops,
+// send/recv across stages (stage_send_s), memory (param_memory, in_flight_micro_batches).
 #include "autoddl/search/cost_tables.hpp"
 
 #include <algorithm>
@@ -11,40 +12,34 @@
 #include <string>
 
 #include "autoddl/costmodel/activation_memory.hpp"
+#include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/compute.hpp"
-#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/eval_frame.hpp"
+#include "autoddl/costmodel/grad_buckets.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/op_compute.hpp"
+#include "autoddl/costmodel/stage_memory.hpp"
 
 namespace autoddl::search {
 
 using namespace costmodel;
 
-double in_flight(int stage, int stages, int micro_batches, PipelineSchedule schedule) {
-  if (stages <= 1) return 1;
-  if (schedule == PipelineSchedule::gpipe) return micro_batches;
-  return std::min(micro_batches, stages - stage);
+double in_flight(int stage, int stages, int micro_batches) {
+  return in_flight_micro_batches(stage, stages, micro_batches, PipelineSchedule::one_f_one_b, 1);
 }
-
-namespace {
-
-bool differentiable(const Tensor& t) {
-  return t.dtype != DType::int32 && t.dtype != DType::int64 && t.role != TensorRole::input;
-}
-
-}  // namespace
 
 CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOptions opt)
     : graph_(&graph), cluster_(&cluster), opt_(std::move(opt)) {
   const DeviceMesh mesh = make_mesh(cluster, opt_.mesh_shape, "--mesh");
   AUTODDL_CHECK(opt_.pipeline_dim < mesh.ndims()) << "pipeline dim out of range";
   stages_ = opt_.pipeline_dim < 0 ? 1 : opt_.mesh_shape[opt_.pipeline_dim];
-  DeviceMesh sbp_mesh;  // the mesh without its pipeline dim, as evaluate() builds it
-  for (int d = 0; d < mesh.ndims(); ++d) {
-    if (d == opt_.pipeline_dim) pp_tier_ = mesh.dims[d].tier;
-    else sbp_mesh.dims.push_back(mesh.dims[d]);
-  }
-  if (sbp_mesh.dims.empty()) sbp_mesh.dims.push_back(MeshDim{});
+  PipelineSplit split = split_pipeline_dim(mesh, opt_.pipeline_dim);  // as evaluate() splits it
+  // The tables price boxing uncalibrated, as they always have; evaluate() prices it with the
+  // cluster's calibration (a known difference: see docs/search.md, "The objective").
+  split.sbp_mesh.calibration.reset();
+  DeviceMesh& sbp_mesh = split.sbp_mesh;
+  pp_tier_ = split.tier;
   sbp_shape_ = sbp_mesh.shape();
   cache_ = std::make_unique<BoxingCache>(sbp_mesh);
 
@@ -57,9 +52,7 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
   bytes_mb_.resize(n_t);
   for (int t = 0; t < n_t; ++t) {
     shape_mb_[t] = micro_batch_shape(graph.tensors[t], opt_.micro_batches);
-    int64_t e = 1;
-    for (int64_t x : shape_mb_[t]) e *= x;
-    bytes_mb_[t] = static_cast<double>(e * dtype_bytes(graph.tensors[t].dtype));
+    bytes_mb_[t] = micro_batch_bytes(graph.tensors[t], shape_mb_[t]);
   }
   recompute_op_.resize(n_ops);
   for (int i = 0; i < n_ops; ++i) recompute_op_[i] = recomputed(graph, graph.ops[i], opt_.recompute) ? 1 : 0;
@@ -80,12 +73,7 @@ void CostTables::build_nodes() {
   const Graph& g = *graph_;
   const int n_ops = ops();
   const int m = opt_.micro_batches;
-  const DType train_dtype = [&] {
-    for (const Tensor& t : g.tensors) {
-      if (t.role == TensorRole::parameter) return t.dtype;
-    }
-    return DType::fp32;
-  }();
+  const DType train_dtype = training_dtype(g);
   const double opt_bpp = optimizer_bytes_per_param(train_dtype);
   // What backward keeps of each tensor (activation_memory.hpp, as evaluate() counts it).
   const ActivationFactors af = activation_factors(g, opt_.recompute);
@@ -101,14 +89,7 @@ void CostTables::build_nodes() {
   }
   op_mem_terms_.assign(n_ops, {});
   auto param_mem = [&](const Tensor& x, const NdSbp& st) {
-    const double store_local = local_bytes(st, sbp_shape_.data(), static_cast<double>(x.bytes()));
-    double opt_split = 1;
-    if (opt_.shard_optimizer) {
-      for (int d = 0; d < st.ndims; ++d) {
-        if (st.dims[d].is_broadcast()) opt_split *= sbp_shape_[d];
-      }
-    }
-    return 2 * store_local + store_local / dtype_bytes(x.dtype) * opt_bpp / opt_split;
+    return param_memory(x, st, sbp_shape_, opt_.shard_optimizer, opt_bpp);
   };
 
   begin_.resize(n_ops + 1);
@@ -125,7 +106,7 @@ void CostTables::build_nodes() {
     const Op& op = g.ops[i];
     const OpClass& k = cls(i);
     const int st = op_stage_[i];
-    const double flight = in_flight(st, stages_, m, PipelineSchedule::one_f_one_b);
+    const double flight = in_flight(st, stages_, m);
     for (int c = 0; c < k.n_choices; ++c) {
       double node = k.compute_s[c], mem = 0, act = 0;
       for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
@@ -135,23 +116,18 @@ void CostTables::build_nodes() {
         const int q = c * kMaxOpInputs + static_cast<int>(slot);
         const BoxingTable& tb = *k.in_info[slot]->table;
         const int store = k.store_state[q];
-        node += tb.time_s(store, k.in_state[q]) * m * (k.zero[c] ? 2 : 1);  // gather (ZeRO: fwd + bwd)
-        const NdSbp& storage = tb.states()[store];
+        node += tb.time_s(store, k.in_state[q]) * m * param_gather_runs(k.zero[c]);  // ZeRO-3 regathers
         // ZeRO-1 reduce-scatters into the shard it updates and all-gathers it after the step
         // (evaluate() exposes the gather after the optimizer).
-        const int shard = opt_.shard_optimizer ? optimizer_shard_state(tb, storage, sbp_shape_, x.shape) : store;
-        node += opt_.sync_weight * tb.time_s(k.in_grad_state[q], shard);  // gradient sync
-        if (shard != store) node += tb.time_s(shard, store);
-        double opt_split = 1;
-        if (opt_.shard_optimizer) {
-          for (int d = 0; d < storage.ndims; ++d) {
-            if (storage.dims[d].is_broadcast()) opt_split *= sbp_shape_[d];
-          }
-        }
-        const double elems = local_bytes(storage, sbp_shape_.data(), static_cast<double>(x.bytes())) /
-                             dtype_bytes(x.dtype) / opt_split;
+        const GradSyncStates sync =
+            grad_sync_states(tb, k.in_grad_state[q], store, opt_.shard_optimizer, sbp_shape_, x.shape);
+        node += opt_.sync_weight * tb.time_s(sync.from, sync.to);  // gradient sync
+        if (sync.to != sync.storage) node += tb.time_s(sync.to, sync.storage);
+        // The optimizer step is linear in the parameters but for its one launch (per stage).
+        const ParamMemory pm = param_mem(x, tb.states()[store]);
+        const double elems = pm.optimizer_params;
         if (elems > 0) node += optimizer_step_s(cluster_->gpu, elems, train_dtype) - cluster_->gpu.launch_overhead_s;
-        mem += param_mem(x, storage);
+        mem += pm.bytes;
       }
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         const int t = op.outputs[o];
@@ -175,7 +151,7 @@ void CostTables::build_nodes() {
     int slot = 0;
     while (g.ops[r0].inputs[slot] != t) ++slot;
     MemTerm mt{r0, st, static_cast<int>(extra_mem_.size())};
-    for (int c = 0; c < k.n_choices; ++c) extra_mem_.push_back(param_mem(x, storage_of(r0, slot, c)));
+    for (int c = 0; c < k.n_choices; ++c) extra_mem_.push_back(param_mem(x, storage_of(r0, slot, c)).bytes);
     op_mem_terms_[r0].push_back(static_cast<int>(mem_terms_.size()));
     mem_terms_.push_back(mt);
   }
@@ -197,11 +173,6 @@ void CostTables::build_terms() {
       term_ports_.push_back(static_cast<int8_t>(port));
     }
     terms_.push_back(t);
-  };
-  auto set_sr = [&](Term& t, bool cross) {
-    if (!cross) return;
-    t.sr_alpha_s = pp_tier_.alpha_s;
-    t.sr_beta_s_per_byte = pp_tier_.beta_s_per_byte;
   };
   // Forward and backward groups: (tensor, consumer stage) -> consumers, in op order.
   std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> groups, fwd_groups;
@@ -229,7 +200,7 @@ void CostTables::build_terms() {
       const int p = x.producer;
       if (p < 0) continue;
       fwd_groups[{t, op_stage_[i]}].push_back({i, slot});
-      if (differentiable(x)) groups[{t, op_stage_[i]}].push_back({i, slot});
+      if (has_gradient(x)) groups[{t, op_stage_[i]}].push_back({i, slot});
     }
   }
   // Forward: per (tensor, consumer stage) the producer's output is sent once and boxed once
@@ -241,7 +212,7 @@ void CostTables::build_terms() {
     fwd.kind = TermKind::forward;
     fwd.info = cls(members[0].first).in_info[members[0].second];
     fwd.scale = m;
-    set_sr(fwd, op_stage_[p] != key.second);
+    fwd.cross_stage = op_stage_[p] != key.second;
     std::vector<std::pair<int, int>> all{{p, out_slot[t]}};
     all.insert(all.end(), members.begin(), members.end());
     add_term(fwd, all);
@@ -253,7 +224,7 @@ void CostTables::build_terms() {
     bwd.kind = TermKind::backward;
     bwd.info = cls(members[0].first).in_info[members[0].second];
     bwd.scale = m;
-    set_sr(bwd, op_stage_[p] != key.second);
+    bwd.cross_stage = op_stage_[p] != key.second;
     std::vector<std::pair<int, int>> all{{p, out_slot[t]}};
     all.insert(all.end(), members.begin(), members.end());
     add_term(bwd, all);
@@ -275,13 +246,13 @@ void CostTables::build_terms() {
 }
 
 double CostTables::forward_send_s(const Term& t, int out_state) const {
-  if (t.sr_beta_s_per_byte <= 0 && t.sr_alpha_s <= 0) return 0;
-  return (t.sr_alpha_s + t.info->local_bytes[out_state] * t.sr_beta_s_per_byte) * t.scale;
+  if (!t.cross_stage) return 0;
+  return stage_send_s(pp_tier_, t.info->local_bytes[out_state]) * t.scale;
 }
 
 double CostTables::backward_pair_s(const Term& t, int g, int og) const {
   double s = t.info->table->time_s(g, og);
-  if (t.sr_beta_s_per_byte > 0 || t.sr_alpha_s > 0) s += t.sr_alpha_s + t.info->local_bytes[g] * t.sr_beta_s_per_byte;
+  if (t.cross_stage) s += stage_send_s(pp_tier_, t.info->local_bytes[g]);
   return s * t.scale;
 }
 
@@ -300,7 +271,7 @@ double CostTables::term_cost(int ti, const int* choice) const {
         bool dup = false;
         for (int l = 1; l < j && !dup; ++l) dup = cls(ops[l]).in_state[choice[ops[l]] * kMaxOpInputs + ports[l]] == b;
         // A recomputed reader boxes again when its forward re-runs in backward.
-        if (!dup) s += tb.time_s(a, b) * t.scale * (recompute_op_[ops[j]] ? 2 : 1);
+        if (!dup) s += tb.time_s(a, b) * t.scale * forward_boxing_runs(recompute_op_[ops[j]]);
       }
       return s;
     }
@@ -324,7 +295,9 @@ double CostTables::term_cost(int ti, const int* choice) const {
       const OpClass& k = cls(r);
       const int store = k0.store_state[choice[r0] * kMaxOpInputs + ports[0]];
       const int q = choice[r] * kMaxOpInputs + ports[1];
-      double s = tb.time_s(store, k.in_state[q]) * t.scale * (k0.zero[choice[r0]] ? 2 : 1);
+      double s = tb.time_s(store, k.in_state[q]) * t.scale * param_gather_runs(k0.zero[choice[r0]]);
+      // Into storage, not the ZeRO-1 shard evaluate() syncs into with a sharded optimizer (nor
+      // its gather after the step): a known difference (docs/search.md, "The objective").
       if (t.sync_weight > 0) s += t.sync_weight * tb.time_s(k.in_grad_state[q], store);
       return s;
     }

@@ -1,15 +1,15 @@
 // Op classes of the cost tables (see cost_tables.hpp): ops with equal kind, attributes, work
 // and operand shapes share their legal nd signatures (costmodel::nd_signatures on micro-batch
-// shapes), the ZeRO storage variants, the compute time of each (kernel_time_s, as evaluate()
-// prices it) and the boxing-state indices of every operand, so a transformer's layers cost one
+// shapes), the ZeRO storage variants, the compute time of each (op_compute, evaluate()'s compute
+// phase) and the boxing-state indices of every operand, so a transformer's layers cost one
 // class per position to set up.
 #include <cstdio>
 #include <map>
 #include <string>
 
-#include "autoddl/costmodel/compute.hpp"
-#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/grad_buckets.hpp"
+#include "autoddl/costmodel/op_compute.hpp"
 #include "autoddl/search/cost_tables.hpp"
 
 namespace autoddl::search {
@@ -58,23 +58,6 @@ NdSbp plain_storage(NdSbp use) {
     if (use.dims[d].is_partial()) use.dims[d] = Sbp::broadcast();
   }
   return use;
-}
-
-// ZeRO-3 storage: on every replicated dim of size > 1, split on the first axis that divides
-// (after the other dims' splits), as make_scheme("zero3") shards data-parallel dims.
-NdSbp zero_storage(NdSbp st, const std::vector<int>& sbp_shape, const Shape& shape) {
-  for (int d = 0; d < st.ndims; ++d) {
-    if (!st.dims[d].is_broadcast() || sbp_shape[d] <= 1) continue;
-    for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
-      NdSbp trial = st;
-      trial.dims[d] = Sbp::split(a);
-      if (divides(trial, sbp_shape.data(), shape)) {
-        st = trial;
-        break;
-      }
-    }
-  }
-  return st;
 }
 
 }  // namespace
@@ -134,16 +117,13 @@ void CostTables::build_classes() {
       if (x.role == TensorRole::parameter || x.producer >= 0) c.in_info[k] = info(t);
     }
     for (int o = 0; o < n_out; ++o) c.out_info[o] = info(op.outputs[o]);
-    // Compute time per signature, exactly as evaluate() prices it.
+    // Compute time per signature: evaluate()'s compute phase, for m micro-batches.
     auto add_choice = [&](int s, bool zero) {
       const OpSignature& sig = c.sigs[s];
       c.sig_of.push_back(s);
       c.zero.push_back(zero ? 1 : 0);
-      const double share = micro_batch_work_share(g, op, m) / sig.compute_split;
-      const OpTimes kt = op_kernel_times(cluster_->gpu, g, op, share);
-      double fwd = kt.fwd_s, bwd = kt.bwd_s;
-      if (recompute) bwd += fwd;
-      c.compute_s.push_back(m * (fwd + bwd));
+      const OpCompute oc = op_compute(cluster_->gpu, g, op, sig, m, opt_.recompute);
+      c.compute_s.push_back(m * (oc.fwd_s + oc.bwd_s));
       for (int k = 0; k < kMaxOpInputs; ++k) {
         int16_t is = -1, gs = -1, ss = -1;
         if (k < n_in && c.in_info[k]) {
@@ -152,7 +132,9 @@ void CostTables::build_classes() {
           gs = static_cast<int16_t>(tb.index_of(sig.in_grad[k]));
           if (g.tensors[op.inputs[k]].role == TensorRole::parameter) {
             NdSbp st = plain_storage(sig.in[k]);
-            if (zero) st = zero_storage(st, sbp_shape_, g.tensors[op.inputs[k]].shape);
+            // ZeRO-3 storage: split on every replicated dim, as make_scheme("zero3") shards
+            // data-parallel dims.
+            if (zero) st = shard_replicated_dims(st, sbp_shape_, g.tensors[op.inputs[k]].shape);
             ss = static_cast<int16_t>(tb.index_of(st));
           }
           AUTODDL_CHECK(is >= 0 && gs >= 0) << "op " << op.name << ": operand state missing";
@@ -179,7 +161,7 @@ void CostTables::build_classes() {
         const Tensor& x = g.tensors[op.inputs[k]];
         if (!(stores >> k & 1)) continue;
         NdSbp st = plain_storage(c.sigs[s].in[k]);
-        differs |= !(zero_storage(st, sbp_shape_, x.shape) == st);
+        differs |= !(shard_replicated_dims(st, sbp_shape_, x.shape) == st);
       }
       if (differs) add_choice(s, true);
     }

@@ -36,7 +36,7 @@ StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice
                                        " has " + std::to_string(L));
   }
   const int m = ref.options().micro_batches;
-  const double flight0 = in_flight(0, ref.stages(), m, costmodel::PipelineSchedule::one_f_one_b);
+  const double flight0 = in_flight(0, ref.stages(), m);
   std::vector<double> time(L, 0), param(L, 0), act(L, 0);
   for (int i = 0; i < ref.ops(); ++i) {
     const int c = choice[i];
@@ -55,7 +55,7 @@ StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice
   }
   const double cap = ref.capacity_bytes(0);
   auto memory = [&](int a, int b, int s) {
-    return pp[b] - pp[a] + (pa[b] - pa[a]) * in_flight(s, stages, m, costmodel::PipelineSchedule::one_f_one_b);
+    return pp[b] - pp[a] + (pa[b] - pa[a]) * in_flight(s, stages, m);
   };
   const double inf = std::numeric_limits<double>::infinity();
   // best[s][j]: slowest stage when stages 0..s-1 hold layers [0, j); two passes: with the

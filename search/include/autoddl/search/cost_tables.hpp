@@ -3,8 +3,9 @@
 // with a node cost, per producer→consumer edge a forward and a backward boxing term read from the
 // shared BoxingTables (two lookups of state indices stored per choice), and per-device memory.
 // The objective of an assignment is Σ node + Σ term + a memory penalty, in seconds per iteration:
-// an additive surrogate of costmodel::evaluate() built from the cost model's own functions
-// (kernel_time_s, BoxingTable, local_bytes, optimizer_step_s); evaluate() stays the judge.
+// an additive surrogate of costmodel::evaluate() built from the functions of its phases
+// (op_compute, BoxingTable, stage_send_s, grad_sync_states, param_memory, optimizer_step_s);
+// evaluate() stays the judge.
 #pragma once
 #include <array>
 #include <memory>
@@ -72,7 +73,7 @@ struct Term {
   int first = 0, count = 0;          // members in CostTables::term_ops / term_ports
   const TensorInfo* info = nullptr;
   double scale = 1;                  // boxing executions per iteration (micro-batches)
-  double sr_alpha_s = 0, sr_beta_s_per_byte = 0;  // stage-crossing send/recv (0 = same stage)
+  bool cross_stage = false;          // the producer is on another stage: send/recv (stage_send_s)
   double sync_weight = 0;            // tied: weight of the later reader's gradient sync (0 = none)
 };
 
@@ -165,8 +166,8 @@ class CostTables {
   costmodel::LinkTier pp_tier_;
 };
 
-// The in-flight micro-batches whose activations a stage holds (1F1B: min(m, S − s)), as
-// evaluate() counts them.
-double in_flight(int stage, int stages, int micro_batches, costmodel::PipelineSchedule schedule);
+// The in-flight micro-batches whose activations a stage holds under the tables' 1F1B
+// (min(m, S − s)): costmodel::in_flight_micro_batches, as evaluate() counts them.
+double in_flight(int stage, int stages, int micro_batches);
 
 }  // namespace autoddl::search

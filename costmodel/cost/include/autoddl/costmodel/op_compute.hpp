@@ -1,0 +1,45 @@
+// Phase "compute" of evaluate(): what one device computes of an op in one micro-batch, its
+// forward and backward kernels (compute.hpp's roofline) on the micro-batch's share of the work
+// after the signature's split, and the forward again before backward when recompute re-runs it
+// (Megatron: selective recomputes the attention core, full the transformer layers).
+// search's op classes price their choices with op_compute, so the two cannot differ.
+#pragma once
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/iteration_plan.hpp"
+#include "autoddl/costmodel/scheme.hpp"
+
+namespace autoddl::costmodel {
+
+// What one micro-batch does of an op's whole-batch work (Op::work): 1/m of it when the op
+// runs on batch-major data, all of it when not (GPT's position lookup runs per micro-batch).
+inline double micro_batch_work_share(const Graph& graph, const Op& op, int micro_batches) {
+  const int t = op.outputs.empty() ? op.inputs[0] : op.outputs[0];
+  return graph.tensors[t].batched ? 1.0 / micro_batches : 1.0;
+}
+
+// Ops whose activations Megatron's selective recompute drops: the attention core, i.e. ops
+// reading or writing a rank-4 activation whose last two dims are equal (the s×s scores).
+bool is_attention_core(const Graph& graph, const Op& op);
+
+// Whether backward re-runs op's forward under `recompute`: selective re-runs the attention core,
+// full the ops inside blocks (transformer layers), never the embeddings, final norm or head.
+bool recomputed(const Graph& graph, const Op& op, Recompute recompute);
+
+// Seconds of one micro-batch on one device.
+struct OpCompute {
+  double fwd_s = 0;
+  double bwd_s = 0;        // the backward kernels plus recompute_s
+  double recompute_s = 0;  // the forward re-run before backward (0 without recompute)
+  bool recompute = false;
+};
+OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
+                     int micro_batches, Recompute recompute);
+
+// op_compute of every op under the scheme's signatures; records each in plan->ops (not null).
+std::vector<OpCompute> compute_phase(const GpuSpec& gpu, const Graph& graph, const Scheme& scheme,
+                                     const std::vector<int>& op_stage, IterationPlan* plan);
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,231 @@
+// Phase "boxing plan" of evaluate() (see boxing_plan.hpp): which reader of a tensor is charged
+// its boxing, gradient and send, the states of every conversion, and their seconds and
+// collectives per micro-batch, in op order.
+#include "autoddl/costmodel/boxing_plan.hpp"
+
+#include <algorithm>
+
+namespace autoddl::costmodel {
+
+namespace {
+
+// Per (op, input): whether this reader is charged the forward boxing, the stage send and the
+// gradient boxing of its tensor. Gradients of a tensor read by several ops (Q, K and V read one
+// LayerNorm) are summed locally when they share an SBP, then boxed once: only the first such
+// reader (in forward order, i.e. the last backward) is charged. Likewise forward: a tensor is
+// boxed once per stage and target SBP and the result shared by its readers there, and sent to
+// another stage once, however many ops read it there.
+struct Charges {
+  std::vector<char> fwd, send, grad;
+};
+
+Charges charges(const Graph& graph, const Scheme& scheme, const std::vector<int>& op_stage) {
+  const int n_ops = static_cast<int>(graph.ops.size());
+  const size_t n_tensors = graph.tensors.size();
+  Charges c;
+  c.fwd.assign(static_cast<size_t>(n_ops) * kMaxOpInputs, 1);
+  c.send.assign(c.fwd.size(), 1);
+  c.grad.assign(c.fwd.size(), 1);
+  std::vector<std::vector<std::pair<int, NdSbp>>> seen(n_tensors), boxed(n_tensors);
+  std::vector<std::vector<int>> sent(n_tensors);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const int st = op_stage[i];
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const int t = op.inputs[k];
+      if (graph.tensors[t].producer < 0) continue;
+      const size_t q = static_cast<size_t>(i) * kMaxOpInputs + k;
+      const NdSbp& g = scheme.op_sigs[i].in_grad[k];
+      bool dup = false;
+      for (const auto& [s2, g2] : seen[t]) dup = dup || (s2 == st && g2 == g);
+      if (dup) c.grad[q] = 0;
+      else seen[t].push_back({st, g});
+      if (graph.tensors[t].role == TensorRole::parameter) continue;
+      const NdSbp& want = scheme.op_sigs[i].in[k];
+      dup = false;
+      for (const auto& [s2, w2] : boxed[t]) dup = dup || (s2 == st && w2 == want);
+      if (dup) c.fwd[q] = 0;
+      else boxed[t].push_back({st, want});
+      if (std::find(sent[t].begin(), sent[t].end(), st) != sent[t].end()) c.send[q] = 0;
+      else sent[t].push_back(st);
+    }
+  }
+  return c;
+}
+
+int state(const BoxingTable& table, const NdSbp& s, const std::string& what) {
+  const int idx = table.index_of(s);
+  if (idx < 0) scheme_error(what, to_string(s) + " does not divide the tensor's micro-batch shape");
+  return idx;
+}
+
+}  // namespace
+
+BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame& f,
+                       const std::vector<OpCompute>& compute, BoxingCache& cache, IterationPlan* plan) {
+  const int n_ops = static_cast<int>(graph.ops.size());
+  const int S = f.stages;
+  const int nd = f.sbp_dims();
+  const int m = f.micro_batches;
+  const Charges charged = charges(graph, scheme, f.op_stage);
+  BoxingPlan bp;
+  bp.ops.resize(n_ops);
+  bp.inputs.resize(static_cast<size_t>(n_ops) * kMaxOpInputs);
+  bp.stage_tally.resize(S);
+  bp.stage_extra_bwd_s.assign(S, 0);
+  // tp_overlap (Scheme::overlap_tp_comm): GEMM time of each matmul not yet spent hiding a
+  // collective, forward and backward. The all-gather into a matmul's activation input hides
+  // under that matmul; the reduce-scatter of its output (boxed at the consumer's input) under
+  // the producing matmul; their backward mirrors under the matching backward GEMMs. Only the
+  // critical-path time shrinks; the tallies keep every collective.
+  std::vector<double> gemm_fwd_left, gemm_bwd_left;
+  if (scheme.overlap_tp_comm) {
+    gemm_fwd_left.assign(n_ops, 0);
+    gemm_bwd_left.assign(n_ops, 0);
+    for (int i = 0; i < n_ops; ++i) {
+      if (graph.ops[i].kind != OpKind::matmul) continue;
+      gemm_fwd_left[i] = compute[i].fwd_s;
+      gemm_bwd_left[i] = compute[i].bwd_s;
+    }
+  }
+  auto hide_under = [&](std::vector<double>& left, int consumer, int producer, double comm_s) {
+    if (!scheme.overlap_tp_comm || comm_s <= 0) return comm_s;
+    for (int op_id : {consumer, producer}) {
+      if (graph.ops[op_id].kind != OpKind::matmul) continue;
+      const double hidden = std::min(comm_s, left[op_id]);
+      left[op_id] -= hidden;
+      return comm_s - hidden;
+    }
+    return comm_s;
+  };
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const OpSignature& sig = scheme.op_sigs[i];
+    const int stage = f.op_stage[i];
+    OpBoxing& ob = bp.ops[i];
+    CommTally& tally = bp.stage_tally[stage];
+    PlannedOp* pop = plan ? &plan->ops[i] : nullptr;
+    for (int k = 0; k < sig.n_in; ++k) {
+      const int t = op.inputs[k];
+      const Tensor& tensor = graph.tensors[t];
+      const size_t q = static_cast<size_t>(i) * kMaxOpInputs + k;
+      InputBoxing& in = bp.inputs[q];
+      if (tensor.role == TensorRole::parameter) {
+        const NdSbp& st = scheme.param_storage[t];
+        if (st.ndims != nd) scheme_error("param_storage " + tensor.name, "not over the SBP mesh dims");
+        const BoxingTable& table = cache.get(tensor.shape, static_cast<double>(tensor.bytes()));
+        in.table = &table;
+        in.from = state(table, st, "param_storage " + tensor.name);
+        in.to = state(table, sig.in[k], "op " + op.name);
+        const double gather = table.time_s(in.from, in.to);
+        if (pop) {
+          pop->inputs[k].role = InputRole::parameter;
+          pop->inputs[k].tensor = t;
+        }
+        if (gather > 0) {
+          ob.fwd_s += gather;
+          table.tally(in.from, in.to, tally);
+          if (pop) pop->inputs[k].fwd = table.path(in.from, in.to);
+          if (param_gather_runs(scheme.regather_in_backward) > 1) {
+            ob.bwd_s += gather;
+            table.tally(in.from, in.to, tally);
+            if (pop) pop->inputs[k].bwd = table.path(in.from, in.to);
+          }
+        }
+        in.grad = state(table, sig.in_grad[k], "op " + op.name + " gradient");
+        continue;
+      }
+      const int j = tensor.producer;
+      if (j < 0) {  // graph inputs are loaded in whatever SBP the op wants
+        if (pop) pop->inputs[k].tensor = t;
+        continue;
+      }
+      const OpSignature& psig = scheme.op_sigs[j];
+      const int o = f.out_slot[t];
+      const BoxingTable& table = cache.get(f.shape_mb[t], f.bytes_mb[t]);
+      in.table = &table;
+      in.from = state(table, psig.out[o], "op " + graph.ops[j].name);
+      in.to = state(table, sig.in[k], "op " + op.name);
+      const bool box_here = charged.fwd[q] != 0;
+      if (box_here) {
+        const double box = table.time_s(in.from, in.to);
+        ob.fwd_s += hide_under(gemm_fwd_left, i, j, box);
+        table.tally(in.from, in.to, tally);
+        if (forward_boxing_runs(compute[i].recompute) > 1) {
+          ob.bwd_s += box;
+          table.tally(in.from, in.to, tally);
+        }
+      }
+      const bool cross = f.op_stage[j] != stage;
+      const bool send_here = cross && charged.send[q];
+      PlannedInput* pin = pop ? &pop->inputs[k] : nullptr;
+      if (pin) {
+        pin->role = InputRole::activation;
+        pin->tensor = t;
+        pin->producer = j;
+        // Only the reader that carries the stage's one send of this tensor is marked; later
+        // readers on that stage run after it and use the received copy.
+        pin->cross_stage = send_here;
+        if (in.from != in.to && box_here) pin->fwd = table.path(in.from, in.to);
+      }
+      // One stage-to-stage send of this tensor's local piece (forward) or its summed gradient
+      // (backward), charged to op i; the plan records bytes and seconds where it is recorded.
+      // The gathers run on the receiving stage: this op's (forward) or the producer's (backward).
+      auto send = [&](const NdSbp& piece, double& op_sr, double* plan_bytes, double* plan_s,
+                      std::vector<BoxingStep>* plan_gather, int receiver) {
+        const double local = local_bytes(piece, f.sbp_shape.data(), f.bytes_mb[t]);
+        // Scatter/gather: replicas of the piece each send a 1/r share, the receivers
+        // all-gather it dim by dim over the replicated dims.
+        double share = local;
+        std::vector<int> gather_dims;
+        if (scheme.scatter_gather_sends) {
+          for (int d = 0; d < nd; ++d) {
+            if (piece.dims[d].is_broadcast() && f.sbp_shape[d] > 1) {
+              gather_dims.push_back(d);
+              share /= f.sbp_shape[d];
+            }
+          }
+        }
+        const double sr = stage_send_s(f.split.tier, share);
+        op_sr += sr;
+        tally.add(CollectiveKind::send_recv, sr, share);
+        double gathered = share;
+        for (int d : gather_dims) {
+          gathered *= f.sbp_shape[d];
+          BoxingStep step;
+          boxing_step_1d(f.split.sbp_mesh, d, Sbp::split(0), Sbp::broadcast(), gathered, step);
+          if (receiver == stage) {
+            op_sr += step.time_s;
+          } else {  // the producer's stage, on its row
+            bp.stage_extra_bwd_s[receiver] += step.time_s;
+            bp.producer_gather_s.push_back({j, m * step.time_s});
+          }
+          bp.stage_tally[receiver].add(step.kind, step.time_s, step.wire_bytes);
+          if (plan_gather) plan_gather->push_back(step);
+        }
+        if (plan_bytes) *plan_bytes = share;
+        if (plan_s) *plan_s = sr;
+      };
+      if (send_here) {
+        send(psig.out[o], ob.fwd_send_s, pin ? &pin->fwd_send_bytes : nullptr, pin ? &pin->fwd_send_s : nullptr,
+             pin ? &pin->fwd_send_gather : nullptr, stage);
+      }
+      if (has_gradient(tensor) && charged.grad[q]) {
+        in.grad = state(table, sig.in_grad[k], "op " + op.name + " gradient");
+        in.grad_to = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
+        ob.bwd_s += hide_under(gemm_bwd_left, i, j, table.time_s(in.grad, in.grad_to));
+        table.tally(in.grad, in.grad_to, tally);
+        if (pin && in.grad != in.grad_to) pin->bwd = table.path(in.grad, in.grad_to);
+        // The stage's gradients of this tensor are summed locally and sent back once.
+        if (send_here) {
+          if (pin) pin->bwd_send = true;
+          send(sig.in_grad[k], ob.bwd_send_s, pin ? &pin->bwd_send_bytes : nullptr, pin ? &pin->bwd_send_s : nullptr,
+               pin ? &pin->bwd_send_gather : nullptr, f.op_stage[j]);
+        }
+      }
+    }
+  }
+  return bp;
+}
+
+}  // namespace autoddl::costmodel

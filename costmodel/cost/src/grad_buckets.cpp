@@ -1,0 +1,172 @@
+// Phase "gradient buckets" of evaluate() (see grad_buckets.hpp): gradient readiness in the last
+// micro-batch's backward, DDP-style buckets overlapping it, and ZeRO-1's shard gathers.
+#include "autoddl/costmodel/grad_buckets.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace autoddl::costmodel {
+
+NdSbp shard_replicated_dims(NdSbp st, const std::vector<int>& sbp_shape, const Shape& shape) {
+  for (int d = 0; d < st.ndims; ++d) {
+    if (!st.dims[d].is_broadcast() || sbp_shape[d] <= 1) continue;
+    for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
+      NdSbp trial = st;
+      trial.dims[d] = Sbp::split(a);
+      if (divides(trial, sbp_shape.data(), shape)) {
+        st = trial;
+        break;
+      }
+    }
+  }
+  return st;
+}
+
+int optimizer_shard_state(const BoxingTable& table, const NdSbp& storage, const std::vector<int>& sbp_shape,
+                          const Shape& shape) {
+  const int idx = table.index_of(shard_replicated_dims(storage, sbp_shape, shape));
+  return idx >= 0 ? idx : table.index_of(storage);
+}
+
+GradSyncStates grad_sync_states(const BoxingTable& table, int grad, int storage, bool shard_optimizer,
+                                const std::vector<int>& sbp_shape, const Shape& shape) {
+  GradSyncStates s;
+  s.from = grad;
+  s.storage = storage;
+  s.to = shard_optimizer ? optimizer_shard_state(table, table.states()[storage], sbp_shape, shape) : storage;
+  return s;
+}
+
+double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
+                    const DeviceMesh& mesh, CommTally& tally, double& total_s,
+                    std::vector<PlannedBucket>* planned) {
+  struct Step {
+    int dim;
+    CollectiveKind kind;
+    double bytes, wire_bytes;
+  };
+  std::vector<std::vector<Step>> paths;
+  paths.reserve(grads.size());
+  for (const GradSync& g : grads) {
+    std::vector<Step> p;
+    for (const BoxingStep& st : g.table->path(g.from, g.to)) p.push_back({st.dim, st.kind, st.bytes, st.wire_bytes});
+    paths.push_back(std::move(p));
+  }
+  auto same_steps = [&](size_t a, size_t b) {
+    if (paths[a].size() != paths[b].size()) return false;
+    for (size_t x = 0; x < paths[a].size(); ++x) {
+      if (paths[a][x].dim != paths[b][x].dim || paths[a][x].kind != paths[b][x].kind) return false;
+    }
+    return true;
+  };
+  double comm_free = 0;
+  size_t i = 0;
+  while (i < grads.size()) {
+    if (paths[i].empty()) {  // already in its storage SBP: nothing to sync
+      ++i;
+      continue;
+    }
+    std::vector<Step> bucket = paths[i];
+    double bytes = grads[i].bytes;
+    size_t j = i + 1;
+    while (j < grads.size() && bytes < bucket_bytes && same_steps(i, j)) {
+      for (size_t x = 0; x < bucket.size(); ++x) {
+        bucket[x].bytes += paths[j][x].bytes;
+        bucket[x].wire_bytes += paths[j][x].wire_bytes;
+      }
+      bytes += grads[j].bytes;
+      ++j;
+    }
+    double t = 0;
+    PlannedBucket pb;
+    for (const Step& st : bucket) {
+      double step_t = mesh.collective_time_s(st.dim, st.kind, st.bytes);
+      t += step_t;
+      tally.add(st.kind, step_t, st.wire_bytes, 1);
+      pb.steps.push_back({st.dim, st.kind, st.bytes, st.wire_bytes, step_t});
+    }
+    if (planned) {
+      for (size_t x = i; x < j; ++x)
+        pb.grads.push_back({grads[x].tensor, grads[x].op, grads[x].bytes, grads[x].ready_s});
+      pb.overlap_end_s = backward_end_s;
+      planned->push_back(std::move(pb));
+    }
+    double start = std::max(grads[j - 1].ready_s, comm_free);
+    comm_free = start + t;
+    total_s += t;
+    i = j;
+  }
+  return std::max(0.0, comm_free - backward_end_s);
+}
+
+GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const EvalFrame& f,
+                             const std::vector<OpCompute>& compute, const BoxingPlan& boxing, IterationPlan* plan) {
+  const int n_ops = static_cast<int>(graph.ops.size());
+  const int S = f.stages;
+  // Each stage's parameter gradients in op order, and ZeRO-1's updated shards back to storage.
+  std::vector<std::vector<GradSync>> grads(S), gathers(S);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const int t = op.inputs[k];
+      const Tensor& tensor = graph.tensors[t];
+      if (tensor.role != TensorRole::parameter) continue;
+      const InputBoxing& in = boxing.input(i, static_cast<int>(k));
+      const GradSyncStates gs =
+          grad_sync_states(*in.table, in.grad, in.from, scheme.shard_optimizer, f.sbp_shape, tensor.shape);
+      const double bytes = static_cast<double>(tensor.bytes());
+      grads[f.op_stage[i]].push_back({t, i, gs.from, gs.to, in.table, bytes, 0});
+      if (gs.to != gs.storage) gathers[f.op_stage[i]].push_back({t, i, gs.to, gs.storage, in.table, bytes, 0});
+    }
+  }
+  // Gradient readiness: the last micro-batch's backward walks ops in reverse order per stage.
+  std::vector<double> bwd_clock(S, 0), ready_at(n_ops, 0);
+  for (int i = n_ops - 1; i >= 0; --i) {
+    const int s = f.op_stage[i];
+    bwd_clock[s] += compute[i].bwd_s + boxing.ops[i].bwd_s + boxing.ops[i].bwd_send_s;
+    ready_at[i] = bwd_clock[s];
+  }
+  GradSyncPhase out;
+  out.param_gather_s.assign(S, 0);
+  out.stage_tally.resize(S);
+  out.op_sync_s.assign(n_ops, 0);
+  for (int s = 0; s < S; ++s) {
+    // A parameter read by several ops of the stage (tied embeddings): its gradient is summed
+    // locally and synced once, when the earliest reader's backward (the last one) is done.
+    std::vector<GradSync> uniq;
+    std::map<int, size_t> slot;
+    for (const GradSync& g0 : grads[s]) {
+      GradSync g = g0;
+      g.ready_s = ready_at[g.op];
+      auto it = slot.find(g.tensor);
+      if (it == slot.end()) {
+        slot[g.tensor] = uniq.size();
+        uniq.push_back(g);
+      } else if (g.ready_s > uniq[it->second].ready_s) {
+        uniq[it->second].ready_s = g.ready_s;
+        uniq[it->second].op = g.op;
+      }
+    }
+    std::stable_sort(uniq.begin(), uniq.end(), [](const GradSync& a, const GradSync& b) { return a.ready_s < b.ready_s; });
+    double sync_total = 0;
+    const double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], f.split.sbp_mesh, out.stage_tally[s],
+                                        sync_total, plan ? &plan->buckets[s] : nullptr);
+    out.exposed_s = std::max(out.exposed_s, exposed);
+    out.total_s = std::max(out.total_s, sync_total);
+    for (const GradSync& g : uniq) out.op_sync_s[g.op] += g.table->time_s(g.from, g.to);
+    // The all-gather of updated shards follows the optimizer step, exposed (Megatron overlaps it
+    // with the next forward only with --overlap-param-gather).
+    std::vector<GradSync> upd;
+    std::set<int> seen_param;
+    for (const GradSync& g : gathers[s]) {
+      if (seen_param.insert(g.tensor).second) upd.push_back(g);
+    }
+    double gather_total = 0;
+    out.param_gather_s[s] = sync_buckets(upd, scheme.bucket_bytes, 0, f.split.sbp_mesh, out.stage_tally[s],
+                                         gather_total, plan ? &plan->param_gathers[s] : nullptr);
+  }
+  return out;
+}
+
+}  // namespace autoddl::costmodel

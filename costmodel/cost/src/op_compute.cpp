@@ -1,0 +1,68 @@
+// Phase "compute" of evaluate() (see op_compute.hpp): kernel times per op and micro-batch,
+// with the recomputed forward charged to backward.
+#include "autoddl/costmodel/op_compute.hpp"
+
+#include "autoddl/costmodel/compute.hpp"
+
+namespace autoddl::costmodel {
+
+bool is_attention_core(const Graph& graph, const Op& op) {
+  auto square4 = [&](int t) {
+    const Tensor& x = graph.tensors[t];
+    return x.role == TensorRole::activation && x.shape.size() == 4 && x.shape[2] == x.shape[3] &&
+           x.shape[2] > 1;
+  };
+  for (int t : op.inputs) {
+    if (square4(t)) return true;
+  }
+  for (int t : op.outputs) {
+    if (square4(t)) return true;
+  }
+  return false;
+}
+
+bool recomputed(const Graph& graph, const Op& op, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::none: return false;
+    case Recompute::selective: return is_attention_core(graph, op);
+    case Recompute::full: return !op.block.empty();  // Megatron checkpoints transformer layers only
+  }
+  return false;
+}
+
+OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
+                     int micro_batches, Recompute recompute) {
+  const double share = micro_batch_work_share(graph, op, micro_batches) / sig.compute_split;
+  const OpTimes kt = op_kernel_times(gpu, graph, op, share);
+  OpCompute c;
+  c.fwd_s = kt.fwd_s;
+  c.bwd_s = kt.bwd_s;
+  c.recompute = recomputed(graph, op, recompute);
+  if (c.recompute) {
+    c.recompute_s = c.fwd_s;
+    c.bwd_s += c.fwd_s;
+  }
+  return c;
+}
+
+std::vector<OpCompute> compute_phase(const GpuSpec& gpu, const Graph& graph, const Scheme& scheme,
+                                     const std::vector<int>& op_stage, IterationPlan* plan) {
+  const int n_ops = static_cast<int>(graph.ops.size());
+  std::vector<OpCompute> out(n_ops);
+  for (int i = 0; i < n_ops; ++i) {
+    const OpSignature& sig = scheme.op_sigs[i];
+    out[i] = op_compute(gpu, graph, graph.ops[i], sig, scheme.micro_batches, scheme.recompute);
+    if (!plan) continue;
+    PlannedOp& p = plan->ops[i];
+    p.stage = op_stage[i];
+    p.chunk = scheme.op_chunk.empty() ? 0 : scheme.op_chunk[i];
+    p.fwd_s = out[i].fwd_s;
+    p.bwd_s = out[i].bwd_s - out[i].recompute_s;
+    p.recompute_s = out[i].recompute_s;
+    p.recompute = out[i].recompute;
+    p.inputs.resize(sig.n_in);
+  }
+  return out;
+}
+
+}  // namespace autoddl::costmodel

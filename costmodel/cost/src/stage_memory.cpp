@@ -1,0 +1,108 @@
+// Phase "memory" of evaluate() (see stage_memory.hpp): parameters, gradients and optimizer
+// state by storage, the transient gather of ZeRO-3 weights, and saved activations in flight.
+#include "autoddl/costmodel/stage_memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "autoddl/costmodel/activation_memory.hpp"
+#include "autoddl/costmodel/compute.hpp"
+
+namespace autoddl::costmodel {
+
+double in_flight_micro_batches(int stage, int stages, int micro_batches, PipelineSchedule schedule,
+                               int virtual_stages) {
+  if (stages <= 1) return 1;
+  if (schedule == PipelineSchedule::gpipe) return micro_batches;
+  const int S = stages, v = virtual_stages;
+  return std::min<double>(micro_batches, S - stage) * (v > 1 ? 1.0 + (S - 1.0) / (S * v) : 1.0);
+}
+
+ParamMemory param_memory(const Tensor& t, const NdSbp& storage, const std::vector<int>& sbp_shape,
+                         bool shard_optimizer, double optimizer_bytes_per_param) {
+  const double store_local = local_bytes(storage, sbp_shape.data(), static_cast<double>(t.bytes()));
+  const double elems = store_local / dtype_bytes(t.dtype);
+  // ZeRO-1: each replica of a parameter updates only its share of the optimizer state, so
+  // the state is split over every dim where the parameter is stored broadcast.
+  double opt_split = 1;
+  if (shard_optimizer) {
+    for (int d = 0; d < storage.ndims; ++d) {
+      if (storage.dims[d].is_broadcast()) opt_split *= sbp_shape[d];
+    }
+  }
+  return {2 * store_local + elems * optimizer_bytes_per_param / opt_split, elems / opt_split};
+}
+
+MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFrame& f) {
+  const int n_ops = static_cast<int>(graph.ops.size());
+  const int S = f.stages;
+  const double opt_bpp = optimizer_bytes_per_param(f.train_dtype);
+  MemoryPhase out;
+  out.optimizer_params.assign(S, 0);
+  std::vector<double> param_mem(S, 0), act_mem(S, 0), transient(S, 0);
+  std::vector<int> param_stage(graph.tensors.size(), -1);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const OpSignature& sig = scheme.op_sigs[i];
+    const int s = f.op_stage[i];
+    double gathered = 0;
+    for (int k = 0; k < sig.n_in; ++k) {
+      const int t = op.inputs[k];
+      const Tensor& tensor = graph.tensors[t];
+      if (tensor.role != TensorRole::parameter) continue;
+      const NdSbp& st = scheme.param_storage[t];
+      double use_local = local_bytes(sig.in[k], f.sbp_shape.data(), static_cast<double>(tensor.bytes()));
+      double store_local = local_bytes(st, f.sbp_shape.data(), static_cast<double>(tensor.bytes()));
+      gathered += std::max(0.0, use_local - store_local);
+      if (param_stage[t] == s) continue;
+      param_stage[t] = s;
+      const ParamMemory pm = param_memory(tensor, st, f.sbp_shape, scheme.shard_optimizer, opt_bpp);
+      param_mem[s] += pm.bytes;
+      out.optimizer_params[s] += pm.optimizer_params;  // each replica steps only its shard
+    }
+    transient[s] = std::max(transient[s], gathered);
+  }
+  // Saved activations of one micro-batch, at their producer's SBP: what backward reads
+  // (activation_memory.hpp); full recompute holds one block's recomputed tensors at a time.
+  const ActivationFactors af = activation_factors(graph, scheme.recompute);
+  std::vector<double> block_act(S, 0);
+  std::map<std::pair<int, std::string>, double> per_block;
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    const int s = f.op_stage[i];
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const int t = op.outputs[o];
+      if (af.kept[t] == 0 && af.recomputed[t] == 0) continue;
+      const double local = local_bytes(scheme.op_sigs[i].out[o], f.sbp_shape.data(), f.bytes_mb[t]);
+      act_mem[s] += af.kept[t] * local;
+      if (af.recomputed[t] > 0) per_block[{s, op.block}] += af.recomputed[t] * local;
+    }
+  }
+  for (const auto& [key, bytes] : per_block) block_act[key.first] = std::max(block_act[key.first], bytes);
+  for (int s = 0; s < S; ++s) {
+    const double in_flight = in_flight_micro_batches(s, S, f.micro_batches, scheme.schedule, f.virtual_stages);
+    const double total = param_mem[s] + act_mem[s] * in_flight + block_act[s] + transient[s];
+    if (total > out.peak_bytes) {
+      out.peak_bytes = total;
+      out.param_bytes = param_mem[s];
+      out.activation_bytes = act_mem[s] * in_flight + block_act[s];
+      out.peak_stage = s;
+    }
+  }
+  return out;
+}
+
+std::string memory_infeasible_reason(const MemoryPhase& mem, const GpuSpec& gpu, int stages) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "peak memory %.1f GB exceeds the %.1f GB of a %s%s (parameters, gradients and "
+                "optimizer %.1f GB, activations %.1f GB)",
+                mem.peak_bytes / 1e9, gpu.memory_bytes / 1e9, gpu.name.c_str(),
+                stages > 1 ? (" on stage " + std::to_string(mem.peak_stage)).c_str() : "",
+                mem.param_bytes / 1e9, mem.activation_bytes / 1e9);
+  return buf;
+}
+
+}  // namespace autoddl::costmodel

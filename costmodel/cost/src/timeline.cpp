@@ -1,0 +1,86 @@
+// Phase "timeline" of evaluate() (see timeline.hpp): stage times, the slowest stage, bubble,
+// optimizer step and the iteration's breakdown.
+#include "autoddl/costmodel/timeline.hpp"
+
+#include <algorithm>
+
+#include "autoddl/costmodel/compute.hpp"
+
+namespace autoddl::costmodel {
+
+StageTimes stage_times(const EvalFrame& f, const std::vector<OpCompute>& compute, const BoxingPlan& boxing) {
+  const int S = f.stages;
+  StageTimes st{std::vector<double>(S, 0), std::vector<double>(S, 0), std::vector<double>(S, 0),
+                std::vector<double>(S, 0), std::vector<double>(S, 0)};
+  for (size_t i = 0; i < compute.size(); ++i) {
+    const int s = f.op_stage[i];
+    const OpCompute& c = compute[i];
+    const OpBoxing& b = boxing.ops[i];
+    st.fwd_s[s] += c.fwd_s + b.fwd_s + b.fwd_send_s;
+    st.bwd_s[s] += c.bwd_s + b.bwd_s + b.bwd_send_s;
+    st.compute_s[s] += c.fwd_s + c.bwd_s;
+    st.comm_s[s] += b.fwd_s + b.bwd_s + b.fwd_send_s + b.bwd_send_s;
+    st.send_recv_s[s] += b.fwd_send_s + b.bwd_send_s;
+  }
+  // pp_overlap (Scheme::overlap_p2p_comm): pipeline sends run on their own stream under the
+  // stage's compute; only what exceeds a micro-batch's compute stays on the critical path.
+  if (f.overlap_p2p_comm) {
+    for (int s = 0; s < S; ++s) {
+      const double exposed = std::max(0.0, st.send_recv_s[s] - st.compute_s[s]);
+      st.fwd_s[s] += exposed - st.send_recv_s[s];
+      st.comm_s[s] += exposed - st.send_recv_s[s];
+      st.send_recv_s[s] = exposed;
+    }
+  }
+  for (int s = 0; s < S; ++s) {
+    st.bwd_s[s] += boxing.stage_extra_bwd_s[s];
+    st.comm_s[s] += boxing.stage_extra_bwd_s[s];
+    st.send_recv_s[s] += boxing.stage_extra_bwd_s[s];
+  }
+  return st;
+}
+
+double pipeline_bubble_s(int stages, int virtual_stages, PipelineSchedule schedule, double stage_time_s) {
+  if (stages <= 1) return 0;
+  return (stages - 1.0) / (schedule == PipelineSchedule::interleaved ? virtual_stages : 1) * stage_time_s;
+}
+
+int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule schedule,
+                       const std::vector<OpCompute>& compute, const BoxingPlan& boxing, const GradSyncPhase& sync,
+                       const std::vector<double>& optimizer_params, CostReport& r, IterationPlan* plan) {
+  const int S = f.stages;
+  const int m = f.micro_batches;
+  const StageTimes st = stage_times(f, compute, boxing);
+  int slow = 0;
+  for (int s = 1; s < S; ++s) {
+    if (st.fwd_s[s] + st.bwd_s[s] > st.fwd_s[slow] + st.bwd_s[slow]) slow = s;
+  }
+  const double T = st.fwd_s[slow] + st.bwd_s[slow];
+  r.stage_time_s = T;
+  double opt_step = 0;
+  for (int s = 0; s < S; ++s) {
+    const double step = optimizer_step_s(gpu, optimizer_params[s], f.train_dtype);
+    opt_step = std::max(opt_step, step + sync.param_gather_s[s]);
+    if (plan) {
+      plan->optimizer_s[s] = step;
+      plan->optimizer_params[s] = optimizer_params[s];
+    }
+  }
+  r.bubble_s = pipeline_bubble_s(S, f.virtual_stages, schedule, T);
+  r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + opt_step;
+  r.compute_s = m * st.compute_s[slow] + opt_step - sync.param_gather_s[slow];
+  r.comm_exposed_s = m * st.comm_s[slow] + r.grad_sync_exposed_s + sync.param_gather_s[slow];
+  r.send_recv_s = m * st.send_recv_s[slow];
+  r.fwd_boxing_s = 0;
+  r.bwd_boxing_s = 0;
+  for (size_t i = 0; i < compute.size(); ++i) {
+    if (f.op_stage[i] != slow) continue;
+    r.fwd_boxing_s += m * boxing.ops[i].fwd_s;
+    r.bwd_boxing_s += m * boxing.ops[i].bwd_s;
+  }
+  r.comm = boxing.stage_tally[slow].scaled(m);
+  r.comm += sync.stage_tally[slow];
+  return slow;
+}
+
+}  // namespace autoddl::costmodel
