@@ -12,24 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#ifdef AUTODDL_WITH_MPI
-#include <mpi.h>
-#endif
-
 namespace autoddl::calib::gpu {
-
-#ifdef AUTODDL_WITH_MPI
-template <>
-struct Status<int> {  // MPI error codes
-  static bool ok(int e) { return e == MPI_SUCCESS; }
-  static std::string text(int e) {
-    char buf[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(e, buf, &len);
-    return std::string(buf, len);
-  }
-};
-#endif
 
 namespace {
 
@@ -202,33 +185,6 @@ void run_collective(const Options& opt, Report& report, const CollectiveBench& c
 
 #ifdef AUTODDL_WITH_MPI
 
-// Where this process sits: world rank, node (ranks are placed node by node, as srun and mpirun
-// --map-by node... block do by default), rank on the node.
-struct Place {
-  int rank = 0, size = 1, node = 0, local = 0, per_node = 1;
-};
-
-Place place_in_world() {
-  Place p;
-  CALIB_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &p.rank));
-  CALIB_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &p.size));
-  MPI_Comm node;
-  CALIB_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, p.rank, MPI_INFO_NULL, &node));
-  CALIB_CHECK(MPI_Comm_rank(node, &p.local));
-  CALIB_CHECK(MPI_Comm_size(node, &p.per_node));
-  CALIB_CHECK(MPI_Comm_free(&node));
-  int lo = p.per_node, hi = p.per_node;
-  CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-  if (lo != hi || p.rank / p.per_node * p.per_node + p.local != p.rank) {
-    throw CalibError("place_in_world", __FILE__, __LINE__,
-                     "ranks must fill the nodes in order, the same number per node (got " + std::to_string(lo) + " to " +
-                         std::to_string(hi) + " per node)");
-  }
-  p.node = p.rank / p.per_node;
-  return p;
-}
-
 void run_collective_mpi(const Options& opt, Report& report, const CollectiveBench& c) {
   const Place w = place_in_world();
   const int n = opt.group_ranks, pn = opt.ranks_per_node, k = opt.groups_per_node;
@@ -253,11 +209,7 @@ void run_collective_mpi(const Options& opt, Report& report, const CollectiveBenc
   Rank r;
   r.device = w.local % visible;
   CALIB_CHECK(cudaSetDevice(r.device));
-  ncclUniqueId id;
-  if (w.rank == 0) CALIB_CHECK(ncclGetUniqueId(&id));
-  CALIB_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
-  ncclComm_t world = nullptr;
-  CALIB_CHECK(ncclCommInitRank(&world, w.size, id, w.rank));
+  ncclComm_t world = nccl_world(w);
   CALIB_CHECK(ncclCommSplit(world, color, me, &r.comm, nullptr));
 
   const int send_chunks = c.send_chunks(n), recv_chunks = c.recv_chunks(n);
@@ -347,6 +299,46 @@ void run_collective_mpi(const Options& opt, Report& report, const CollectiveBenc
 
 }  // namespace
 
+#ifdef AUTODDL_WITH_MPI
+Place place_in_world() {
+  Place p;
+  CALIB_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &p.rank));
+  CALIB_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &p.size));
+  MPI_Comm node;
+  CALIB_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, p.rank, MPI_INFO_NULL, &node));
+  CALIB_CHECK(MPI_Comm_rank(node, &p.local));
+  CALIB_CHECK(MPI_Comm_size(node, &p.per_node));
+  CALIB_CHECK(MPI_Comm_free(&node));
+  int lo = p.per_node, hi = p.per_node;
+  CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  if (lo != hi || p.rank / p.per_node * p.per_node + p.local != p.rank) {
+    throw CalibError("place_in_world", __FILE__, __LINE__,
+                     "ranks must fill the nodes in order, the same number per node (got " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + " per node)");
+  }
+  p.node = p.rank / p.per_node;
+  return p;
+}
+
+int mpi_start(int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0 && !std::freopen("/dev/null", "w", stdout)) return -1;  // rank 0 prints the table
+  return rank;
+}
+
+ncclComm_t nccl_world(const Place& w) {
+  ncclUniqueId id;
+  if (w.rank == 0) CALIB_CHECK(ncclGetUniqueId(&id));
+  CALIB_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
+  ncclComm_t world = nullptr;
+  CALIB_CHECK(ncclCommInitRank(&world, w.size, id, w.rank));
+  return world;
+}
+#endif
+
 int nccl_main(int argc, char** argv, const CollectiveBench& c) {
   std::string name = std::string("nccl_") + c.name;
   std::string what = std::string("NCCL ") + c.name + " over all visible GPUs of this process (nccl-tests sizes)";
@@ -354,15 +346,12 @@ int nccl_main(int argc, char** argv, const CollectiveBench& c) {
 #ifdef AUTODDL_WITH_MPI
   bool mpi = false;
   for (int i = 1; i < argc; ++i) mpi = mpi || std::string(argv[i]) == "--group-ranks";
+  int rank = 0;
   if (mpi) {
-    MPI_Init(&argc, &argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;  // rank 0 prints the table
+    rank = mpi_start(&argc, &argv);
+    if (rank < 0) return 1;
   }
   std::vector<char*> args(argv, argv + argc);
-  int rank = 0;
-  if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) {  // only rank 0 writes the JSON: drop --json FILE from the others' arguments
     for (size_t i = 1; i + 1 < args.size(); ++i) {
       if (std::string(args[i]) == "--json") args.erase(args.begin() + i, args.begin() + i + 2);

@@ -8,6 +8,10 @@
 
 #include "harness.hpp"
 
+#ifdef AUTODDL_WITH_MPI
+#include <mpi.h>
+#endif
+
 namespace autoddl::calib::gpu {
 
 template <>
@@ -40,5 +44,34 @@ struct CollectiveBench {
 };
 
 int nccl_main(int argc, char** argv, const CollectiveBench& c);
+
+#ifdef AUTODDL_WITH_MPI
+// The launcher path's MPI helpers (MPI builds only), shared by nccl_main and validate_runner.
+template <>
+struct Status<int> {  // MPI error codes
+  static bool ok(int e) { return e == MPI_SUCCESS; }
+  static std::string text(int e) {
+    char buf[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(e, buf, &len);
+    return std::string(buf, len);
+  }
+};
+
+// Where this process sits: world rank, node (ranks are placed node by node, as srun and mpirun
+// --map-by node... block do by default), rank on the node. Throws unless the ranks fill the
+// nodes in order, the same number per node.
+struct Place {
+  int rank = 0, size = 1, node = 0, local = 0, per_node = 1;
+};
+Place place_in_world();
+
+// MPI_Init; every rank but 0 sends stdout to /dev/null (rank 0 prints the table). Returns
+// the world rank.
+int mpi_start(int* argc, char*** argv);
+
+// The world communicator of NCCL over every MPI rank (rank 0's id broadcast over MPI).
+ncclComm_t nccl_world(const Place& w);
+#endif
 
 }  // namespace autoddl::calib::gpu

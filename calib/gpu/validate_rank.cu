@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "cupti_activity.hpp"
+#include "validate_launch.hpp"
 
 namespace autoddl::calib::gpu {
 
@@ -98,6 +99,23 @@ Communicators::Communicators(const ValidationPlan& plan) : plan_(plan), comms_(p
   }
 }
 
+Communicators::Communicators(const ValidationPlan& plan, ncclComm_t world, int rank)
+    : plan_(plan), comms_(plan.groups.size()) {
+  std::vector<std::vector<int>> members;
+  for (const PlanGroup& g : plan.groups) members.push_back(g.ranks);
+  for (size_t g = 0; g < plan.groups.size(); ++g) comms_[g].assign(plan.groups[g].ranks.size(), nullptr);
+  for (const std::vector<int>& round : split_rounds(members, plan.world_size())) {
+    int color = NCCL_SPLIT_NOCOLOR, key = 0, mine = -1;
+    for (size_t i = 0; i < round.size(); ++i) {
+      const int at = position(round[i], rank);
+      if (at < static_cast<int>(members[round[i]].size())) color = static_cast<int>(i), key = at, mine = round[i];
+    }
+    ncclComm_t c = nullptr;
+    CALIB_CHECK(ncclCommSplit(world, color, key, &c, nullptr));
+    if (mine >= 0) comms_[mine][key] = c;
+  }
+}
+
 Communicators::~Communicators() {
   for (auto& group : comms_) {
     for (ncclComm_t c : group) {
@@ -115,10 +133,10 @@ ncclComm_t Communicators::comm(int group, int rank) const { return comms_[group]
 
 // ---- one rank ----
 
-RankRunner::RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap,
+RankRunner::RankRunner(const ValidationPlan& plan, int rank, int device, const Communicators& comms, bool overlap,
                        bool nccl_connected_at_init)
-    : plan_(plan), prog_(plan.ranks[rank]), rank_(rank), overlap_(overlap) {
-  CALIB_CHECK(cudaSetDevice(rank));
+    : plan_(plan), prog_(plan.ranks[rank]), rank_(rank), device_(device), overlap_(overlap) {
+  CALIB_CHECK(cudaSetDevice(device));
   // Sizes and the memory check: calib/src/validation_memory.cpp (NCCL's lazy buffers counted).
   const RankBuffers need = rank_buffers(plan, rank);
   const size_t a = need.a, b = need.b, c = need.c, half = need.half, send = need.send, recv = need.recv;
@@ -144,7 +162,7 @@ RankRunner::RankRunner(const ValidationPlan& plan, int rank, const Communicators
   fill(send_, send, comm_dtype, 34 + rank);
   CALIB_CHECK(cudaStreamSynchronize(compute_));
   int sms = 1;
-  CALIB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, rank));
+  CALIB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   copy_blocks_max_ = sms * 8;
 
   const size_t n = prog_.steps.size();
@@ -175,7 +193,7 @@ RankRunner::RankRunner(const ValidationPlan& plan, int rank, const Communicators
 }
 
 RankRunner::~RankRunner() {
-  cudaSetDevice(rank_);
+  cudaSetDevice(device_);
   for (size_t i = 0; i < start_.size(); ++i) {
     cudaEventDestroy(start_[i]);
     cudaEventDestroy(stop_[i]);
@@ -274,14 +292,14 @@ void RankRunner::enqueue_steps(bool step_events, bool tag) {
 }
 
 void RankRunner::enqueue_iteration(bool tag) {
-  CALIB_CHECK(cudaSetDevice(rank_));
+  CALIB_CHECK(cudaSetDevice(device_));
   CALIB_CHECK(cudaEventRecord(iter_start_, compute_));
   enqueue_steps(true, tag);
   CALIB_CHECK(cudaEventRecord(iter_stop_, compute_));
 }
 
 std::string RankRunner::capture_graph() {
-  CALIB_CHECK(cudaSetDevice(rank_));
+  CALIB_CHECK(cudaSetDevice(device_));
   // Thread-local: the other ranks' threads capture or run at the same time.
   cudaError_t e = cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) return "cudaStreamBeginCapture: " + Status<cudaError_t>::text(e);
@@ -307,7 +325,7 @@ std::string RankRunner::capture_graph() {
 }
 
 std::vector<double> RankRunner::run_iteration_pass(int iterations, bool graph) {
-  CALIB_CHECK(cudaSetDevice(rank_));
+  CALIB_CHECK(cudaSetDevice(device_));
   while (static_cast<int>(bounds_.size()) < iterations + 1) {
     cudaEvent_t e;
     CALIB_CHECK(cudaEventCreate(&e));
@@ -337,7 +355,7 @@ std::vector<double> RankRunner::run_iteration_pass(int iterations, bool graph) {
 }
 
 double RankRunner::finish_iteration(std::vector<double>* step_sum) {
-  CALIB_CHECK(cudaSetDevice(rank_));
+  CALIB_CHECK(cudaSetDevice(device_));
   CALIB_CHECK(cudaEventSynchronize(iter_stop_));
   float ms = 0;
   if (step_sum) {

@@ -2,8 +2,8 @@
 // GPU, one cuBLASLt GEMM per distinct shape, and how each step is issued (cuBLASLt matmul,
 // a copy kernel for memory-bound steps, NCCL collectives and send/recv on the communicator of
 // the step's mesh-dim group), with CUDA events around every step in the per-step pass and only
-// between iterations in the iteration pass (optionally one CUDA graph per iteration). Rank r
-// drives GPU r.
+// between iterations in the iteration pass (optionally one CUDA graph per iteration). In one
+// process rank r drives GPU r; under MPI each process drives its own rank on its node's GPU.
 #pragma once
 #include <cublasLt.h>
 #include <nccl.h>
@@ -34,11 +34,14 @@ struct SkipRun : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One NCCL communicator per (group, member), all created in this process (ncclCommInitAll
-// over the group's GPUs; rank r is GPU r).
+// One NCCL communicator per (group, member): all created in this process (ncclCommInitAll
+// over the group's GPUs; rank r is GPU r), or, one process per rank (MPI), only this rank's,
+// split from the NCCL world communicator, one ncclCommSplit per round of disjoint groups
+// (validate_launch.hpp's split_rounds; every process makes every split, collectively).
 class Communicators {
  public:
   explicit Communicators(const ValidationPlan& plan);
+  Communicators(const ValidationPlan& plan, ncclComm_t world, int rank);
   ~Communicators();
   ncclComm_t comm(int group, int rank) const;
   int position(int group, int rank) const;  // the rank's index in the group
@@ -52,10 +55,10 @@ struct LtGemm;
 
 class RankRunner {
  public:
-  // Allocates and fills the rank's buffers on GPU `rank`; throws SkipRun if they and what NCCL
+  // Allocates and fills the rank's buffers on GPU `device`; throws SkipRun if they and what NCCL
   // will still allocate during the run (collective buffers unless connected at init, p2p
   // buffers) do not fit into the free memory.
-  RankRunner(const ValidationPlan& plan, int rank, const Communicators& comms, bool overlap,
+  RankRunner(const ValidationPlan& plan, int rank, int device, const Communicators& comms, bool overlap,
              bool nccl_connected_at_init);
   ~RankRunner();
   RankRunner(const RankRunner&) = delete;
@@ -86,7 +89,7 @@ class RankRunner {
 
   const ValidationPlan& plan_;
   const RankProgram& prog_;
-  int rank_;
+  int rank_, device_;
   bool overlap_;
   cudaStream_t compute_ = nullptr, comm_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;

@@ -10,10 +10,16 @@
 // stepped_iteration_s). Then --cupti-iters more under CUPTI with an external correlation id
 // per step for kernel time per step. No GPU, too few
 // GPUs, or buffers that do not fit: one line, a skipped result (with --out), exit 2.
+// Under a launcher (mpirun / srun started more than one process, or --mpi; MPI builds only):
+// one process per rank and GPU (world rank r runs plan rank r on GPU local-rank % visible),
+// the NCCL world communicator from ncclCommInitRank (id broadcast over MPI) split into the
+// plan's groups, MPI barriers where the threads meet, each rank's times gathered to rank 0,
+// which compares (the slowest rank per iteration, as in one process) and writes the result.
 // Links CUDA, cuBLASLt, NCCL and CUPTI only (plus header-only nlohmann_json).
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +33,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "cupti_activity.hpp"
 #include "harness.hpp"
+#include "validate_launch.hpp"
 #include "validate_rank.hpp"
 
 using namespace autoddl;
@@ -39,6 +46,7 @@ struct Args {
   std::string plan, out, trace;
   int warmup = 5, iters = 20, cupti_iters = 3;
   bool overlap = true, quiet = false, graph = false;
+  std::string mpi;  // "on" (--mpi), "off" (--no-mpi), "": from the launcher's environment
   std::vector<std::string> argv;
 };
 
@@ -57,7 +65,9 @@ struct Args {
                "      --graph          time iterations as one CUDA graph per rank (default: steps enqueued\n"
                "                       back to back; either way without per-step events)\n"
                "      --trace FILE     Chrome trace of the CUPTI iterations\n"
-               "      --quiet          no table on stdout\n");
+               "      --quiet          no table on stdout\n"
+               "      --mpi, --no-mpi  one process per rank over MPI (default: when mpirun or srun started\n"
+               "                       more than one process; MPI builds only)\n");
   std::exit(error.empty() ? 0 : 2);
 }
 
@@ -87,6 +97,8 @@ Args parse(int argc, char** argv) {
     else if (s == "--graph") a.graph = true;
     else if (s == "--trace") a.trace = value(i);
     else if (s == "--quiet") a.quiet = true;
+    else if (s == "--mpi") a.mpi = "on";
+    else if (s == "--no-mpi") a.mpi = "off";
     else usage("unknown option '" + s + "'");
   }
   if (a.plan.empty()) usage("--plan is required");
@@ -246,10 +258,228 @@ int skipped(const Args& a, ValidationResult& res, const std::string& why) {
   return 2;
 }
 
+#ifdef AUTODDL_WITH_MPI
+// ---- one process per rank (MPI) ----
+
+// Some rank's reason, the lowest such rank's, on every rank ("rank k: ..."); "" if none has one.
+std::string agree(const std::string& mine) {
+  int me = 0;
+  CALIB_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+  int who = mine.empty() ? INT_MAX : me;
+  CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (who == INT_MAX) return "";
+  int len = me == who ? static_cast<int>(mine.size()) : 0;
+  CALIB_CHECK(MPI_Bcast(&len, 1, MPI_INT, who, MPI_COMM_WORLD));
+  std::string text = me == who ? mine : std::string(len, ' ');
+  CALIB_CHECK(MPI_Bcast(text.data(), len, MPI_CHAR, who, MPI_COMM_WORLD));
+  return "rank " + std::to_string(who) + ": " + text;
+}
+
+// run_phase for this process's rank: an MPI barrier where the threads meet.
+void run_phase_mpi(RankRunner& me, int rank, int iterations, int timed_from, bool tag, std::vector<double>& step_sum,
+                   ValidationResult& res) {
+  for (int it = 0; it < iterations; ++it) {
+    CALIB_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    me.enqueue_iteration(tag);
+    const bool timed = it >= timed_from;
+    double s = me.finish_iteration(timed ? &step_sum : nullptr);
+    if (timed) res.ranks[rank].stepped_iteration_s.push_back(s);
+  }
+}
+
+// Every rank's measurement to rank 0: device, the four lengths, then the four series.
+void gather_ranks(ValidationResult& res, int me, int size) {
+  constexpr int kTag = 16;
+  if (me != 0) {
+    const RankMeasurement& m = res.ranks[me];
+    std::vector<double> v = {double(m.device), double(m.step_s.size()), double(m.step_kernel_s.size()),
+                             double(m.iteration_s.size()), double(m.stepped_iteration_s.size())};
+    for (const auto* series : {&m.step_s, &m.step_kernel_s, &m.iteration_s, &m.stepped_iteration_s}) {
+      v.insert(v.end(), series->begin(), series->end());
+    }
+    CALIB_CHECK(MPI_Send(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, 0, kTag, MPI_COMM_WORLD));
+    return;
+  }
+  for (int r = 1; r < size; ++r) {
+    MPI_Status st;
+    CALIB_CHECK(MPI_Probe(r, kTag, MPI_COMM_WORLD, &st));
+    int n = 0;
+    CALIB_CHECK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+    std::vector<double> v(static_cast<size_t>(n));
+    CALIB_CHECK(MPI_Recv(v.data(), n, MPI_DOUBLE, r, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    RankMeasurement& m = res.ranks[r];
+    size_t at = 5;
+    if (v.size() < at) throw CalibError("gather_ranks", __FILE__, __LINE__, "short message from rank " + std::to_string(r));
+    m.device = static_cast<int>(v[0]);
+    int k = 1;
+    for (auto* series : {&m.step_s, &m.step_kernel_s, &m.iteration_s, &m.stepped_iteration_s}) {
+      const size_t len = static_cast<size_t>(v[k++]);
+      if (at + len > v.size()) throw CalibError("gather_ranks", __FILE__, __LINE__, "short message from rank " + std::to_string(r));
+      series->assign(v.begin() + at, v.begin() + at + len);
+      at += len;
+    }
+  }
+}
+
+struct WorldComm {
+  ncclComm_t comm = nullptr;
+  ~WorldComm() {
+    if (comm) ncclCommDestroy(comm);
+  }
+};
+
+// main for one process per rank: rank 0 prints and writes (stdout is /dev/null elsewhere).
+int run_mpi(Args a) {
+  ValidationResult res;
+  try {
+    const Place w = place_in_world();
+    if (w.rank != 0) a.out.clear(), a.trace.clear(), a.quiet = true;
+    ValidationPlan plan;
+    std::string why;
+    try {
+      plan = read_plan_file(a.plan);
+    } catch (const InputError& e) {
+      why = e.what();
+    }
+    why = agree(why);  // every rank stops, none waits for the others
+    if (!why.empty()) {
+      if (w.rank == 0) std::fprintf(stderr, "validate_runner: %s\n", why.c_str());
+      return 2;
+    }
+    provenance(res, a);
+    res.model = plan.model, res.cluster = plan.cluster, res.scheme = plan.scheme;
+    res.fingerprint = plan_fingerprint(plan);
+    res.warmup = a.warmup, res.iters = a.iters, res.cupti_iters = a.cupti_iters;
+    res.overlap_grad_sync = a.overlap;
+    const int world = plan.world_size();
+    why = no_gpu_reason();
+    if (!why.empty()) why = "no usable GPU: " + why;
+    int visible = 0;
+    if (why.empty()) CALIB_CHECK(cudaGetDeviceCount(&visible));
+    if (why.empty() && world != w.size) {
+      why = "the plan has " + std::to_string(world) + " ranks, the launcher started " + std::to_string(w.size) +
+            " processes (one per rank)";
+    }
+    why = agree(why);
+    if (!why.empty()) return skipped(a, res, why);
+    const int device = w.local % visible;
+
+    setenv("NCCL_RUNTIME_CONNECT", "0", 0);  // as in one process (issue 16, defect 9)
+    const char* connect = std::getenv("NCCL_RUNTIME_CONNECT");
+    const bool connected_at_init = connect && std::string(connect) == "0";
+    CALIB_CHECK(cudaSetDevice(device));
+    WorldComm nccl;
+    nccl.comm = nccl_world(w);
+    Communicators comms(plan, nccl.comm, w.rank);
+    std::unique_ptr<RankRunner> me;
+    why.clear();
+    try {
+      me = std::make_unique<RankRunner>(plan, w.rank, device, comms, a.overlap, connected_at_init);
+    } catch (const SkipRun& e) {
+      why = e.what();
+    }
+    why = agree(why);
+    if (!why.empty()) {
+      me.reset();
+      return skipped(a, res, why);
+    }
+    for (int r = 0; r < world; ++r) {
+      RankMeasurement m;
+      m.rank = r, m.device = r == w.rank ? device : 0;
+      m.step_kernel_s.assign(plan.ranks[r].steps.size(), -1);
+      res.ranks.push_back(m);
+    }
+    std::vector<double> step_sum(plan.ranks[w.rank].steps.size(), 0);
+    if (!a.quiet) {
+      std::printf("# validate_runner: %s / %s on %d GPU%s, %d node%s x %d processes (MPI; %s): %d warm-up + %d timed iterations\n",
+                  plan.model.c_str(), plan.scheme.c_str(), world, world == 1 ? "" : "s", w.size / w.per_node,
+                  w.size / w.per_node == 1 ? "" : "s", w.per_node, res.device.c_str(), a.warmup, a.iters);
+      std::fflush(stdout);
+    }
+    run_phase_mpi(*me, w.rank, a.warmup, a.warmup, false, step_sum, res);  // warm-up: nothing timed
+
+    const std::string failed = a.graph ? me->capture_graph() : "";
+    const std::string graph_why = agree(failed);  // every capture is decided before any rank launches
+    const bool use_graph = a.graph && graph_why.empty();
+    CALIB_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    res.ranks[w.rank].iteration_s = me->run_iteration_pass(a.iters, use_graph);
+    res.iteration_pass = use_graph ? "graph" : "stream";
+    if (!a.quiet) {
+      if (!graph_why.empty()) std::printf("# no CUDA graph (%s): steps enqueued instead\n", graph_why.c_str());
+      std::printf("# iterations timed in the %s pass (no per-step events); step times from a second pass of %d\n",
+                  res.iteration_pass.c_str(), a.iters);
+      std::fflush(stdout);
+    }
+    run_phase_mpi(*me, w.rank, a.iters, 0, false, step_sum, res);  // the per-step pass
+    for (double s : step_sum) res.ranks[w.rank].step_s.push_back(s / a.iters);
+
+    if (a.cupti_iters > 0) {
+      ActivityRecorder& rec = ActivityRecorder::instance();
+      rec.correlate_external(true);
+      if (!a.trace.empty()) rec.keep_all(true);
+      const bool started = rec.start();
+      int all = started ? 1 : 0;
+      CALIB_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+      if (all) {
+        run_phase_mpi(*me, w.rank, a.cupti_iters, a.cupti_iters, true, step_sum, res);  // none timed
+        std::vector<ActivityRecord> recs = rec.stop();
+        attribute_kernels(recs, a.cupti_iters, res);  // this rank's steps
+        if (!a.trace.empty()) write_chrome_trace(rec.all(), a.trace);  // rank 0's kernels
+      } else {
+        if (started) rec.stop();
+        res.cupti_iters = 0;
+        if (!a.quiet) std::printf("# CUPTI unavailable on some rank, no kernel times: %s\n", rec.init().c_str());
+      }
+    }
+    me.reset();
+    gather_ranks(res, w.rank, w.size);
+    if (w.rank != 0) return 0;
+
+    Comparison cmp = compare_validation(plan, res, a.out.empty() ? "validate_runner" : a.out);
+    write_result(a.out, res, &cmp);
+    if (!a.quiet) {
+      std::printf("%s", format_comparison(cmp, 15).c_str());
+      if (!a.out.empty()) std::printf("# wrote %s\n", a.out.c_str());
+    }
+    return 0;
+  } catch (const CalibError& e) {
+    std::fprintf(stderr, "validate_runner: %s\n", e.what());
+    return 1;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "validate_runner: %s\n", e.what());
+    return 1;
+  }
+}
+#endif
+
+int run_threads(const Args& a);
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args a = parse(argc, argv);
+#ifdef AUTODDL_WITH_MPI
+  if (use_mpi(a.mpi, process_env())) {
+    if (mpi_start(&argc, &argv) < 0) return 1;
+    const int rc = run_mpi(a);
+    if (rc == 1) MPI_Abort(MPI_COMM_WORLD, rc);  // a failed rank must not leave the others waiting
+    MPI_Finalize();
+    return rc;
+  }
+#else
+  if (a.mpi == "on") {
+    ValidationResult res;
+    provenance(res, a);
+    return skipped(a, res, "built without MPI: --mpi needs the MPI build (libopenmpi-dev at configure time)");
+  }
+#endif
+  return run_threads(a);
+}
+
+namespace {
+
+// main for one process, one thread and one GPU per rank.
+int run_threads(const Args& a) {
   ValidationResult res;
   try {
     ValidationPlan plan;
@@ -284,7 +514,7 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<RankRunner>> ranks;
     try {
       for (int r = 0; r < world; ++r) {
-        ranks.push_back(std::make_unique<RankRunner>(plan, r, comms, a.overlap, connected_at_init));
+        ranks.push_back(std::make_unique<RankRunner>(plan, r, r, comms, a.overlap, connected_at_init));
       }
     } catch (const SkipRun& e) {
       ranks.clear();
@@ -348,3 +578,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace
