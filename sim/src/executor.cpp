@@ -31,9 +31,14 @@ namespace {
 // with T = L + B the model's time (L its latency part, its time at 0 bytes) and r = T_target / T,
 // wait max(0, (r − 1)·L) and scale the bytes by (T_target − L − wait) / B (= r when r >= 1).
 // Contended, the scaled bytes share links like the real, slower transfers would.
+// A target below the simulated algorithm's own latency (NCCL's tree/LL on a few KB, where the
+// simulator's ring or tree pays per-hop link latencies) cannot be reached by scaling bytes: such
+// a collective is latency-bound, so it waits the target and puts no flows on the links (its
+// bytes are too few to matter for contention).
 struct CollectiveScale {
   double bytes_scale = 1;
   double extra_latency_s = 0;
+  bool latency_bound = false;
 };
 
 double target_time_s(const costmodel::ClusterSpec& c, const Task& t, const costmodel::CommGroup& grp) {
@@ -58,6 +63,7 @@ CollectiveScale target_scale(const costmodel::ClusterSpec& c, const Task& t, int
   const double model = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, t.bytes);
   const double latency = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, 0);
   if (model <= 0 || latency < 0 || model - latency <= 0) return {};
+  if (target <= latency) return {0, target, true};
   const double r = target / model;
   CollectiveScale s;
   s.extra_latency_s = std::max(0.0, (r - 1) * latency);
@@ -135,7 +141,9 @@ class Executor {
                   std::string(costmodel::collective_info(t.collective).name).c_str(), t.devices.size(), t.bytes);
         const CollectiveScale scale = target_scale(cluster_, t, plat_.gpus_per_node);
         wait_latency(scale.extra_latency_s);
-        run_collective(t.collective, t.algo, group_of(t), t.bytes * scale.bytes_scale, fidelity_);
+        if (!scale.latency_bound) {
+          run_collective(t.collective, t.algo, group_of(t), t.bytes * scale.bytes_scale, fidelity_);
+        }
       }
       tm.end_s = sg4::Engine::get_clock();
       finish(id);
