@@ -11,6 +11,7 @@
 #include <string>
 
 #include "autoddl/costmodel/calibration.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/sim/collectives.hpp"
 #include "autoddl/sim/platform.hpp"
@@ -47,8 +48,11 @@ double target_time_s(const costmodel::ClusterSpec& c, const Task& t, const costm
     if (calibrated >= 0) return calibrated;
   }
   if (c.nccl) {
-    const auto e = costmodel::nccl_collective_time(c, t.collective, grp, t.bytes);
-    if (!e.protocol.empty()) return e.time_s;  // NCCL's model priced it (not a p2p kind)
+    // NCCL's time for the group alone on its nodes' NICs: when other groups share those NICs,
+    // the simulator's own contention slows the scaled flows, so the share is not counted twice.
+    const costmodel::NcclComm comm{grp.ranks, grp.ranks_per_node, double(c.inter.nics_per_node)};
+    const auto e = costmodel::nccl_time(costmodel::nccl_tuning(c, comm), t.collective, t.bytes);
+    if (e.time_s >= 0) return e.time_s;  // NCCL's model priced it (not a p2p kind)
   }
   return -1;
 }
