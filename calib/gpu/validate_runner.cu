@@ -258,6 +258,18 @@ int skipped(const Args& a, ValidationResult& res, const std::string& why) {
   return 2;
 }
 
+// Rank 0's last step, the same for both ways of running: compare with the plan's predictions,
+// write the result and print the comparison.
+int report(const ValidationPlan& plan, const ValidationResult& res, const Args& a) {
+  Comparison cmp = compare_validation(plan, res, a.out.empty() ? "validate_runner" : a.out);
+  write_result(a.out, res, &cmp);
+  if (!a.quiet) {
+    std::printf("%s", format_comparison(cmp, 15).c_str());
+    if (!a.out.empty()) std::printf("# wrote %s\n", a.out.c_str());
+  }
+  return 0;
+}
+
 #ifdef AUTODDL_WITH_MPI
 // ---- one process per rank (MPI) ----
 
@@ -435,13 +447,7 @@ int run_mpi(Args a) {
     gather_ranks(res, w.rank, w.size);
     if (w.rank != 0) return 0;
 
-    Comparison cmp = compare_validation(plan, res, a.out.empty() ? "validate_runner" : a.out);
-    write_result(a.out, res, &cmp);
-    if (!a.quiet) {
-      std::printf("%s", format_comparison(cmp, 15).c_str());
-      if (!a.out.empty()) std::printf("# wrote %s\n", a.out.c_str());
-    }
-    return 0;
+    return report(plan, res, a);
   } catch (const CalibError& e) {
     std::fprintf(stderr, "validate_runner: %s\n", e.what());
     return 1;
@@ -563,13 +569,7 @@ int run_threads(const Args& a) {
     }
     ranks.clear();
 
-    Comparison cmp = compare_validation(plan, res, a.out.empty() ? "validate_runner" : a.out);
-    write_result(a.out, res, &cmp);
-    if (!a.quiet) {
-      std::printf("%s", format_comparison(cmp, 15).c_str());
-      if (!a.out.empty()) std::printf("# wrote %s\n", a.out.c_str());
-    }
-    return 0;
+    return report(plan, res, a);
   } catch (const CalibError& e) {
     std::fprintf(stderr, "validate_runner: %s\n", e.what());
     return 1;
