@@ -258,6 +258,15 @@ int skipped(const Args& a, ValidationResult& res, const std::string& why) {
   return 2;
 }
 
+// The result's header: provenance, what was run and how, the same for both ways of running.
+void start_result(ValidationResult& res, const ValidationPlan& plan, const Args& a) {
+  provenance(res, a);
+  res.model = plan.model, res.cluster = plan.cluster, res.scheme = plan.scheme;
+  res.fingerprint = plan_fingerprint(plan);
+  res.warmup = a.warmup, res.iters = a.iters, res.cupti_iters = a.cupti_iters;
+  res.overlap_grad_sync = a.overlap;
+}
+
 // Rank 0's last step, the same for both ways of running: compare with the plan's predictions,
 // write the result and print the comparison.
 int report(const ValidationPlan& plan, const ValidationResult& res, const Args& a) {
@@ -358,11 +367,7 @@ int run_mpi(Args a) {
       if (w.rank == 0) std::fprintf(stderr, "validate_runner: %s\n", why.c_str());
       return 2;
     }
-    provenance(res, a);
-    res.model = plan.model, res.cluster = plan.cluster, res.scheme = plan.scheme;
-    res.fingerprint = plan_fingerprint(plan);
-    res.warmup = a.warmup, res.iters = a.iters, res.cupti_iters = a.cupti_iters;
-    res.overlap_grad_sync = a.overlap;
+    start_result(res, plan, a);
     const int world = plan.world_size();
     why = no_gpu_reason();
     if (!why.empty()) why = "no usable GPU: " + why;
@@ -495,11 +500,7 @@ int run_threads(const Args& a) {
       std::fprintf(stderr, "validate_runner: %s\n", e.what());
       return 2;
     }
-    provenance(res, a);
-    res.model = plan.model, res.cluster = plan.cluster, res.scheme = plan.scheme;
-    res.fingerprint = plan_fingerprint(plan);
-    res.warmup = a.warmup, res.iters = a.iters, res.cupti_iters = a.cupti_iters;
-    res.overlap_grad_sync = a.overlap;
+    start_result(res, plan, a);
     const int world = plan.world_size();
     std::string why = no_gpu_reason();
     if (!why.empty()) return skipped(a, res, "no usable GPU: " + why);
