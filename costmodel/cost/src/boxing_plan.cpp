@@ -2,6 +2,7 @@
 // its boxing, gradient and send, the states of every conversion, and their seconds and
 // collectives per micro-batch, in op order.
 #include "autoddl/costmodel/boxing_plan.hpp"
+#include "autoddl/costmodel/op_registry.hpp"
 
 #include <algorithm>
 
@@ -83,7 +84,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
     gemm_fwd_left.assign(n_ops, 0);
     gemm_bwd_left.assign(n_ops, 0);
     for (int i = 0; i < n_ops; ++i) {
-      if (graph.ops[i].kind != OpKind::matmul) continue;
+      if (!op_kind_info(graph.ops[i].kind).gemm) continue;
       gemm_fwd_left[i] = compute[i].fwd_s;
       gemm_bwd_left[i] = compute[i].bwd_s;
     }
@@ -91,7 +92,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
   auto hide_under = [&](std::vector<double>& left, int consumer, int producer, double comm_s) {
     if (!scheme.overlap_tp_comm || comm_s <= 0) return comm_s;
     for (int op_id : {consumer, producer}) {
-      if (graph.ops[op_id].kind != OpKind::matmul) continue;
+      if (!op_kind_info(graph.ops[op_id].kind).gemm) continue;
       const double hidden = std::min(comm_s, left[op_id]);
       left[op_id] -= hidden;
       return comm_s - hidden;

@@ -1,5 +1,6 @@
 // Roofline kernel times (see compute.hpp).
 #include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/op_registry.hpp"
 
 #include <algorithm>
 
@@ -12,9 +13,10 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
   if (flops <= 0 && bytes <= 0) return 0;  // a view, or a pass with nothing to compute: no kernel
   double eff = 1;
   const bool fp8_table = dtype == DType::fp8 && !gpu.matmul_efficiency_fp8.empty();
-  if (kind == OpKind::matmul && fp8_table) {
+  const bool gemm = op_kind_info(kind).gemm;
+  if (gemm && fp8_table) {
     eff = interpolate_efficiency(gpu.matmul_efficiency_fp8, flops);
-  } else if (kind == OpKind::matmul && !gpu.matmul_efficiency.empty()) {
+  } else if (gemm && !gpu.matmul_efficiency.empty()) {
     eff = interpolate_efficiency(gpu.matmul_efficiency, flops);
   } else if (kind == OpKind::conv2d && !gpu.conv_efficiency.empty()) {
     eff = interpolate_efficiency(gpu.conv_efficiency, flops);
@@ -27,7 +29,7 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
 }
 
 OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share) {
-  const bool fp8 = g.fp8_gemms && op.kind == OpKind::matmul;
+  const bool fp8 = g.fp8_gemms && op_kind_info(op.kind).gemm;
   const DType dt = fp8 ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
   if (dt == DType::fp8 && gpu.peak_flops_fp8 <= 0) {
     throw InputError("--set", "dtype", "fp8 GEMMs need FP8 tensor cores, and " + gpu.name + " has none (no gpu.peak_flops_fp8)");

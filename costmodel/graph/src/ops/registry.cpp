@@ -54,7 +54,7 @@ const std::vector<OpKindInfo>& op_kinds() {
   using namespace ops;
   namespace sbp_rules = costmodel::sbp_rules;
   static const std::vector<OpKindInfo> table = {
-      {OpKind::matmul, "matmul", 2, 2, matmul_shapes, matmul_work, sbp_rules::matmul, matmul_saved},
+      {OpKind::matmul, "matmul", 2, 2, matmul_shapes, matmul_work, sbp_rules::matmul, matmul_saved, true},
       {OpKind::conv2d, "conv2d", 2, 2, conv2d_shapes, conv2d_work, sbp_rules::conv2d, conv2d_saved},
       {OpKind::pool, "pool", 1, 1, pool_shapes, pool_work, sbp_rules::pool, pool_saved},
       {OpKind::bias_add, "bias_add", 2, 2, bias_add_shapes, bias_add_work, sbp_rules::bias_add, bias_add_saved},

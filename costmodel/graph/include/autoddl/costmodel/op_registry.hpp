@@ -33,6 +33,9 @@ struct OpKindInfo {
   SbpRuleFn sbp_rules = nullptr;
   // What backward needs kept (above); nullptr = nothing.
   SavedForBackward (*saved)(const Graph& graph, const Op& op) = nullptr;
+  // Runs as a GEMM: priced with the GPU's matmul efficiency tables (FP8 ones under dtype=fp8),
+  // and under tp_overlap the sequence-parallel collectives next to it hide under it.
+  bool gemm = false;
 };
 
 const std::vector<OpKindInfo>& op_kinds();
