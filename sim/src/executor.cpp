@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "autoddl/costmodel/calibration.hpp"
@@ -42,27 +43,47 @@ struct CollectiveScale {
   bool latency_bound = false;
 };
 
-double target_time_s(const costmodel::ClusterSpec& c, const Task& t, const costmodel::CommGroup& grp) {
+// NCCL's tuning for each group shape a program uses, built once: a program runs the same few
+// shapes thousands of times, and a tuning table costs far more than a lookup in it.
+class NcclTunings {
+ public:
+  explicit NcclTunings(const costmodel::ClusterSpec& c) : c_(c) {}
+  // NCCL's tuning for the group alone on its nodes' NICs: when other groups share those NICs,
+  // the simulator's own contention slows the scaled flows, so the share is not counted twice.
+  const costmodel::NcclTuning& of(const costmodel::CommGroup& grp) {
+    auto [it, fresh] = by_shape_.try_emplace({grp.ranks, grp.ranks_per_node});
+    if (fresh) {
+      it->second = costmodel::nccl_tuning(
+          c_, costmodel::NcclComm{grp.ranks, grp.ranks_per_node, double(c_.inter.nics_per_node)});
+    }
+    return it->second;
+  }
+
+ private:
+  const costmodel::ClusterSpec& c_;
+  std::map<std::pair<int, int>, costmodel::NcclTuning> by_shape_;
+};
+
+double target_time_s(const costmodel::ClusterSpec& c, NcclTunings& tunings, const Task& t,
+                     const costmodel::CommGroup& grp) {
   if (c.calibration) {
     const double calibrated = c.calibration->collective_time_s(t.collective, grp, t.bytes);
     if (calibrated >= 0) return calibrated;
   }
   if (c.nccl) {
-    // NCCL's time for the group alone on its nodes' NICs: when other groups share those NICs,
-    // the simulator's own contention slows the scaled flows, so the share is not counted twice.
-    const costmodel::NcclComm comm{grp.ranks, grp.ranks_per_node, double(c.inter.nics_per_node)};
-    const auto e = costmodel::nccl_time(costmodel::nccl_tuning(c, comm), t.collective, t.bytes);
+    const auto e = costmodel::nccl_time(tunings.of(grp), t.collective, t.bytes);
     if (e.time_s >= 0) return e.time_s;  // NCCL's model priced it (not a p2p kind)
   }
   return -1;
 }
 
-CollectiveScale target_scale(const costmodel::ClusterSpec& c, const Task& t, int gpus_per_node) {
+CollectiveScale target_scale(const costmodel::ClusterSpec& c, NcclTunings& tunings, const Task& t,
+                             int gpus_per_node) {
   if ((!c.calibration && !c.nccl) || t.devices.size() < 2 || t.bytes <= 0) return {};
   const int local = ranks_per_node(t.devices, gpus_per_node);
   if (local <= 0) return {};
   const costmodel::CommGroup grp{static_cast<int>(t.devices.size()), local};
-  const double target = target_time_s(c, t, grp);
+  const double target = target_time_s(c, tunings, t, grp);
   if (target < 0) return {};
   const double model = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, t.bytes);
   const double latency = costmodel::collective_algo_time_s(c, t.collective, t.algo, grp, 0);
@@ -143,7 +164,7 @@ class Executor {
       } else {
         XBT_DEBUG("%s %s over %zu devices, %g bytes", t.name.c_str(),
                   std::string(costmodel::collective_info(t.collective).name).c_str(), t.devices.size(), t.bytes);
-        const CollectiveScale scale = target_scale(cluster_, t, plat_.gpus_per_node);
+        const CollectiveScale scale = target_scale(cluster_, nccl_tunings_, t, plat_.gpus_per_node);
         wait_latency(scale.extra_latency_s);
         if (!scale.latency_bound) {
           run_collective(t.collective, t.algo, group_of(t), t.bytes * scale.bytes_scale, fidelity_);
@@ -162,6 +183,7 @@ class Executor {
   double gpu_flops_;
   std::vector<State> state_;
   std::vector<TaskTiming> timing_;
+  NcclTunings nccl_tunings_{cluster_};
 };
 
 }  // namespace

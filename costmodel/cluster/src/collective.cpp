@@ -31,8 +31,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
-#include <utility>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/nccl_model.hpp"
@@ -159,9 +159,15 @@ constexpr AlgoRow kAlgos[] = {
     {CollectiveAlgo::hierarchical, "hierarchical", hierarchical_algo},
     {CollectiveAlgo::direct, "direct", direct_algo},
 };
-// NCCL-only algorithms: names for printing; never timed by the α-β rows above.
-constexpr std::pair<CollectiveAlgo, std::string_view> kNcclOnlyNames[] = {
-    {CollectiveAlgo::nvls, "nvls"}, {CollectiveAlgo::nvls_tree, "nvls_tree"}, {CollectiveAlgo::pat, "pat"}};
+
+// The cluster calibration's measured time for this (kind, ranks, ranks per node), if any.
+std::optional<CollectiveEstimate> calibrated_time(const ClusterSpec& c, CollectiveKind kind,
+                                                  const CommGroup& g, double bytes) {
+  if (!c.calibration) return std::nullopt;
+  const double t = c.calibration->collective_time_s(kind, g, bytes);
+  if (t < 0) return std::nullopt;
+  return CollectiveEstimate{t, CollectiveAlgo::calibrated, {}};
+}
 
 // The NICs a group's communicator may use: rail-optimized nodes give each GPU its own NIC
 // share, so ranks_per_node of gpus_per_node GPUs use that fraction of the node's NICs.
@@ -201,8 +207,9 @@ const CollectiveInfo* find_collective(std::string_view name) {
 
 std::string_view collective_algo_name(CollectiveAlgo a) {
   if (a == CollectiveAlgo::calibrated) return "calibrated";
-  for (const auto& [algo, name] : kNcclOnlyNames) {
-    if (algo == a) return name;
+  // NCCL-only algorithms (never timed by the α-β rows) print NCCL's names.
+  for (int n = 0; n < kNcclAlgoCount; ++n) {
+    if (from_nccl(NcclAlgo(n)) == a) return nccl_algo_name(NcclAlgo(n));
   }
   for (const AlgoRow& row : kAlgos) {
     if (row.algo == a) return row.name;
@@ -240,10 +247,7 @@ double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, Collect
 
 CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                    double bytes) {
-  if (c.calibration) {
-    double t = c.calibration->collective_time_s(kind, g, bytes);
-    if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
-  }
+  if (const auto measured = calibrated_time(c, kind, g, bytes)) return *measured;
   CollectiveEstimate best{-1, CollectiveAlgo::ring, {}};
   for (const AlgoRow& row : kAlgos) {
     double t = collective_algo_time_s(c, kind, row.algo, g, bytes);
@@ -255,11 +259,8 @@ CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, co
 
 CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                         double bytes) {
-  if (c.calibration) {
-    double t = c.calibration->collective_time_s(kind, g, bytes);
-    if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
-  }
   if (!nccl_prices(c, kind)) return collective_time(c, kind, g, bytes);
+  if (const auto measured = calibrated_time(c, kind, g, bytes)) return *measured;
   AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
   const NcclEstimate e = nccl_time(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes);
   AUTODDL_CHECK(e.time_s >= 0) << "NCCL's model has no algorithm for " << collective_info(kind).name;
