@@ -267,6 +267,21 @@ void start_result(ValidationResult& res, const ValidationPlan& plan, const Args&
   res.overlap_grad_sync = a.overlap;
 }
 
+// Runs one way of running; a CUDA/NCCL/MPI failure or a bad input ends it with exit code 1
+// and the reason on stderr.
+template <class Body>
+int guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const CalibError& e) {
+    std::fprintf(stderr, "validate_runner: %s\n", e.what());
+    return 1;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "validate_runner: %s\n", e.what());
+    return 1;
+  }
+}
+
 // Rank 0's last step, the same for both ways of running: compare with the plan's predictions,
 // write the result and print the comparison.
 int report(const ValidationPlan& plan, const ValidationResult& res, const Args& a) {
@@ -352,7 +367,7 @@ struct WorldComm {
 // main for one process per rank: rank 0 prints and writes (stdout is /dev/null elsewhere).
 int run_mpi(Args a) {
   ValidationResult res;
-  try {
+  return guarded([&]() -> int {
     const Place w = place_in_world();
     if (w.rank != 0) a.out.clear(), a.trace.clear(), a.quiet = true;
     ValidationPlan plan;
@@ -453,13 +468,7 @@ int run_mpi(Args a) {
     if (w.rank != 0) return 0;
 
     return report(plan, res, a);
-  } catch (const CalibError& e) {
-    std::fprintf(stderr, "validate_runner: %s\n", e.what());
-    return 1;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "validate_runner: %s\n", e.what());
-    return 1;
-  }
+  });
 }
 #endif
 
@@ -492,7 +501,7 @@ namespace {
 // main for one process, one thread and one GPU per rank.
 int run_threads(const Args& a) {
   ValidationResult res;
-  try {
+  return guarded([&]() -> int {
     ValidationPlan plan;
     try {
       plan = read_plan_file(a.plan);
@@ -571,13 +580,7 @@ int run_threads(const Args& a) {
     ranks.clear();
 
     return report(plan, res, a);
-  } catch (const CalibError& e) {
-    std::fprintf(stderr, "validate_runner: %s\n", e.what());
-    return 1;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "validate_runner: %s\n", e.what());
-    return 1;
-  }
+  });
 }
 
 }  // namespace
