@@ -35,12 +35,6 @@ using namespace costmodel;
 
 namespace {
 
-int64_t product(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
-  return p;
-}
-
 Shape local_shape(const Shape& s, const NdSbp& sbp, const int* mesh) {
   Shape l = s;
   for (size_t a = 0; a < l.size(); ++a) l[a] /= split_factor(sbp, mesh, static_cast<int>(a));
@@ -77,13 +71,10 @@ void gemm_steps(const Graph& g, const Op& op, const OpSignature& sig, const std:
   const double e = static_cast<double>(dtype_bytes(dt));
   const bool grad_a = g.tensors[op.inputs[0]].needs_gradient();
   const bool grad_b = g.tensors[op.inputs[1]].needs_gradient();
-  if (op.kind == OpKind::matmul) {
-    Shape a = local_shape(shape_mb[op.inputs[0]], sig.in[0], mesh);
-    Shape b = local_shape(shape_mb[op.inputs[1]], sig.in[1], mesh);
-    const size_t rb = b.size();
-    const int64_t k = a.back(), n = op.attrs.transpose_b ? b[rb - 2] : b[rb - 1];
-    int64_t batch = 1, m = product(a, 0, a.size() - 1);  // a 2-D B folds A's batch dims into M
-    if (rb > 2) batch = product(a, 0, a.size() - 2), m = a[a.size() - 2];
+  if (const auto gemm_dims = op_kind_info(op.kind).gemm_dims) {
+    const GemmDims d = gemm_dims(local_shape(shape_mb[op.inputs[0]], sig.in[0], mesh),
+                                 local_shape(shape_mb[op.inputs[1]], sig.in[1], mesh), op.attrs);
+    const int64_t batch = d.batch, m = d.m, n = d.n, k = d.k;
     const double bytes = e * double(batch) * double(m * k + k * n + m * n);
     fwd.push_back(gemm_step("fwd", dt, m, n, k, batch, bytes));
     if (grad_a) bwd.push_back(gemm_step("dgrad", dt, m, k, n, batch, bytes));   // dA = dC·Bᵀ
@@ -223,7 +214,7 @@ class Builder {
       const double share = micro_batch_work_share(g_, op, m_) / sig.compute_split;
       std::vector<PlanStep>& fwd = fwd_[i];
       std::vector<PlanStep>& bwd = bwd_[i];
-      if (op.kind == OpKind::matmul || op.kind == OpKind::conv2d) {
+      if (op_kind_info(op.kind).gemm_dims || op.kind == OpKind::conv2d) {
         gemm_steps(g_, op, sig, shape_mb, sbp_shape.data(), dt, fwd, bwd);
       } else {
         fwd.push_back(memory_step("fwd", dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1));

@@ -1,5 +1,6 @@
 // The one table of search methods: adding a method = one file in methods/ plus one row here.
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/search/searcher.hpp"
 
 namespace autoddl::search {
@@ -18,6 +19,11 @@ std::vector<SearchResult> run_megatron(SearchContext&, std::string&);
 std::vector<SearchResult> run_owt(SearchContext&, std::string&);
 }  // namespace methods
 
+namespace {
+// A fixed baseline's help is its expert scheme row's summary (expert_schemes.hpp).
+std::string_view expert_help(std::string_view name) { return costmodel::find_expert_scheme(name)->summary; }
+}  // namespace
+
 const std::vector<Searcher>& searchers() {
   static const std::vector<Searcher> table = {
       {"cd", "coordinate descent from dp, ZeRO, Megatron-like and random seeds (AutoDDL)", false, methods::run_cd},
@@ -29,13 +35,12 @@ const std::vector<Searcher>& searchers() {
        methods::run_cd_expert},
       {"chain-dp", "exact dynamic programming when ops form a chain or tree", false, methods::run_chain_dp},
       {"ilp", "exact ILP of the same objective (Alpa), COIN-OR CBC under --time-limit", false, methods::run_ilp},
-      {"dp", "data parallel (PyTorch DDP)", true, methods::run_dp},
-      {"zero1", "data parallel with sharded optimizer state (ZeRO-1)", true, methods::run_zero1},
-      {"zero3", "fully sharded data parallel (ZeRO-3 / FSDP)", true, methods::run_zero3},
+      {"dp", expert_help("dp"), true, methods::run_dp},
+      {"zero1", expert_help("zero1"), true, methods::run_zero1},
+      {"zero3", expert_help("zero3"), true, methods::run_zero3},
       {"megatron", "best Megatron-LM grid point: tp x pp x dp x micro-batch x sp x recompute", true,
        methods::run_megatron},
-      {"owt", "one weird trick (Krizhevsky 2014): conv data-parallel, FC model-parallel; CNNs only", true,
-       methods::run_owt},
+      {"owt", expert_help("owt"), true, methods::run_owt},
   };
   return table;
 }

@@ -46,17 +46,6 @@ bool nccl_prices(const ClusterSpec& c, CollectiveKind kind) {
                     kind == CollectiveKind::reduce_scatter);
 }
 
-CollectiveAlgo from_nccl(NcclAlgo a) {
-  switch (a) {
-    case NcclAlgo::tree: return CollectiveAlgo::tree;
-    case NcclAlgo::ring: return CollectiveAlgo::ring;
-    case NcclAlgo::nvls: return CollectiveAlgo::nvls;
-    case NcclAlgo::nvls_tree: return CollectiveAlgo::nvls_tree;
-    case NcclAlgo::pat: return CollectiveAlgo::pat;
-  }
-  return CollectiveAlgo::ring;
-}
-
 using namespace collective_factors;  // the table's steps and factors (collective_factors.hpp)
 
 // 1/bandwidth, infinite for a zero bandwidth (a tier that does not exist).
@@ -147,18 +136,41 @@ double direct_algo(const ClusterSpec& c, CollectiveKind kind, const Shape& s, do
   return -1;
 }
 
-// Every algorithm, in the order ties are broken.
-struct AlgoRow {
-  CollectiveAlgo algo;
-  std::string_view name;
-  double (*time_s)(const ClusterSpec&, CollectiveKind, const Shape&, double);
-};
-constexpr AlgoRow kAlgos[] = {
-    {CollectiveAlgo::ring, "ring", ring_algo},
-    {CollectiveAlgo::tree, "tree", tree_algo},
-    {CollectiveAlgo::hierarchical, "hierarchical", hierarchical_algo},
-    {CollectiveAlgo::direct, "direct", direct_algo},
-};
+// A formula on the group's shape, as a row's group_time_s.
+template <double (*F)(const ClusterSpec&, CollectiveKind, const Shape&, double)>
+double on_group(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g, double bytes) {
+  return F(c, kind, shape_of(g), bytes);
+}
+
+// One tier (a mesh dim): the ring for all but p2p kinds, which exchange directly; both are
+// ring_time_s with the kind's steps and factor.
+bool p2p(CollectiveKind kind) { return kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv; }
+double ring_on_tier(CollectiveKind kind, int p, double bytes, const LinkTier& tier) {
+  return p2p(kind) ? -1 : ring_time_s(kind, p, bytes, tier);
+}
+double direct_on_tier(CollectiveKind kind, int p, double bytes, const LinkTier& tier) {
+  return p2p(kind) ? ring_time_s(kind, p, bytes, tier) : -1;
+}
+
+// The table: every algorithm, in the order ties are broken; registered rows follow. Reserved
+// for every id, so registering never moves a row.
+std::vector<CollectiveAlgoInfo>& algo_table() {
+  static std::vector<CollectiveAlgoInfo> rows = [] {
+    std::vector<CollectiveAlgoInfo> r;
+    r.reserve(256);
+    r.push_back({CollectiveAlgo::ring, "ring", on_group<ring_algo>, ring_on_tier});
+    r.push_back({CollectiveAlgo::tree, "tree", on_group<tree_algo>});
+    r.push_back({CollectiveAlgo::hierarchical, "hierarchical", on_group<hierarchical_algo>});
+    r.push_back({CollectiveAlgo::direct, "direct", on_group<direct_algo>, direct_on_tier});
+    // NCCL-only algorithms (priced by nccl_model.hpp, never by α-β) print NCCL's names.
+    r.push_back({CollectiveAlgo::nvls, nccl_algo_name(NcclAlgo::nvls)});
+    r.push_back({CollectiveAlgo::nvls_tree, nccl_algo_name(NcclAlgo::nvls_tree)});
+    r.push_back({CollectiveAlgo::pat, nccl_algo_name(NcclAlgo::pat)});
+    r.push_back({CollectiveAlgo::calibrated, "calibrated"});
+    return r;
+  }();
+  return rows;
+}
 
 // The cluster calibration's measured time for this (kind, ranks, ranks per node), if any.
 std::optional<CollectiveEstimate> calibrated_time(const ClusterSpec& c, CollectiveKind kind,
@@ -180,12 +192,12 @@ NcclComm nccl_comm_of(const ClusterSpec& c, const CommGroup& g) {
 
 const std::vector<CollectiveInfo>& collective_kinds() {
   static const std::vector<CollectiveInfo> table = {
-      {CollectiveKind::all_reduce, "all_reduce", "all_reduce_perf", ar_steps, ar_factor},
-      {CollectiveKind::all_gather, "all_gather", "all_gather_perf", ring_steps, ring_factor},
+      {CollectiveKind::all_reduce, "all_reduce", "all_reduce_perf", ar_steps, ar_factor, CollectiveAlgo::ring},
+      {CollectiveKind::all_gather, "all_gather", "all_gather_perf", ring_steps, ring_factor, CollectiveAlgo::ring},
       {CollectiveKind::reduce_scatter, "reduce_scatter", "reduce_scatter_perf", ring_steps,
-       ring_factor},
-      {CollectiveKind::all_to_all, "all_to_all", "alltoall_perf", ring_steps, ring_factor},
-      {CollectiveKind::send_recv, "send_recv", "sendrecv_perf", one, one},
+       ring_factor, CollectiveAlgo::ring},
+      {CollectiveKind::all_to_all, "all_to_all", "alltoall_perf", ring_steps, ring_factor, CollectiveAlgo::direct},
+      {CollectiveKind::send_recv, "send_recv", "sendrecv_perf", one, one, CollectiveAlgo::direct},
   };
   return table;
 }
@@ -206,15 +218,59 @@ const CollectiveInfo* find_collective(std::string_view name) {
 }
 
 std::string_view collective_algo_name(CollectiveAlgo a) {
-  if (a == CollectiveAlgo::calibrated) return "calibrated";
-  // NCCL-only algorithms (never timed by the α-β rows) print NCCL's names.
-  for (int n = 0; n < kNcclAlgoCount; ++n) {
-    if (from_nccl(NcclAlgo(n)) == a) return nccl_algo_name(NcclAlgo(n));
+  const CollectiveAlgoInfo* row = find_collective_algo(a);
+  return row ? row->name : "?";
+}
+
+CollectiveAlgo collective_algo_of(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::tree: return CollectiveAlgo::tree;
+    case NcclAlgo::ring: return CollectiveAlgo::ring;
+    case NcclAlgo::nvls: return CollectiveAlgo::nvls;
+    case NcclAlgo::nvls_tree: return CollectiveAlgo::nvls_tree;
+    case NcclAlgo::pat: return CollectiveAlgo::pat;
   }
-  for (const AlgoRow& row : kAlgos) {
-    if (row.algo == a) return row.name;
+  return CollectiveAlgo::ring;
+}
+
+const std::vector<CollectiveAlgoInfo>& collective_algos() { return algo_table(); }
+
+const CollectiveAlgoInfo* find_collective_algo(CollectiveAlgo algo) {
+  const auto& rows = algo_table();
+  const auto i = static_cast<size_t>(algo);
+  return i < rows.size() ? &rows[i] : nullptr;
+}
+
+CollectiveAlgo register_collective_algo(CollectiveAlgoInfo info) {
+  std::vector<CollectiveAlgoInfo>& rows = algo_table();
+  AUTODDL_CHECK(rows.size() < 256) << "collective algorithms are uint8_t ids: 256 at most";
+  AUTODDL_CHECK(info.group_time_s || info.tier_time_s) << "collective algorithm '" << info.name << "' has no formula";
+  for (const CollectiveAlgoInfo& row : rows) {
+    AUTODDL_CHECK(!info.name.empty() && row.name != info.name) << "collective algorithm name '" << info.name
+                                                               << "' is empty or taken";
   }
-  return "?";
+  info.algo = static_cast<CollectiveAlgo>(rows.size());
+  rows.push_back(info);
+  return info.algo;
+}
+
+void unregister_collective_algo(CollectiveAlgo algo) {
+  std::vector<CollectiveAlgoInfo>& rows = algo_table();
+  AUTODDL_CHECK(rows.back().algo == algo && algo > CollectiveAlgo::calibrated)
+      << "only the collective algorithm registered last can be removed";
+  rows.pop_back();
+}
+
+CollectiveEstimate tier_collective_time(CollectiveKind kind, int p, double bytes, const LinkTier& tier) {
+  if (p <= 1) return {0, collective_info(kind).default_algo, {}};
+  CollectiveEstimate best{-1, CollectiveAlgo::ring, {}};
+  for (const CollectiveAlgoInfo& row : algo_table()) {
+    if (!row.tier_time_s) continue;
+    const double t = row.tier_time_s(kind, p, bytes, tier);
+    if (t >= 0 && (best.time_s < 0 || t < best.time_s)) best = {t, row.algo, {}};
+  }
+  AUTODDL_CHECK(best.time_s >= 0) << "no algorithm prices " << collective_info(kind).name << " on a mesh dim";
+  return best;
 }
 
 double ring_time_s(CollectiveKind kind, int p, double bytes, const LinkTier& tier) {
@@ -238,19 +294,18 @@ CommGroup contiguous_group(const ClusterSpec& c, int ranks) {
 double collective_algo_time_s(const ClusterSpec& c, CollectiveKind kind, CollectiveAlgo algo,
                               const CommGroup& g, double bytes) {
   AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
-  Shape s = shape_of(g);
-  for (const AlgoRow& row : kAlgos) {
-    if (row.algo == algo) return row.time_s(c, kind, s, bytes);
-  }
-  return -1;
+  const CollectiveAlgoInfo* row = find_collective_algo(algo);
+  return row && row->group_time_s ? row->group_time_s(c, kind, g, bytes) : -1;
 }
 
 CollectiveEstimate collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g,
                                    double bytes) {
   if (const auto measured = calibrated_time(c, kind, g, bytes)) return *measured;
   CollectiveEstimate best{-1, CollectiveAlgo::ring, {}};
-  for (const AlgoRow& row : kAlgos) {
-    double t = collective_algo_time_s(c, kind, row.algo, g, bytes);
+  AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
+  for (const CollectiveAlgoInfo& row : algo_table()) {
+    if (!row.group_time_s) continue;
+    double t = row.group_time_s(c, kind, g, bytes);
     if (t >= 0 && (best.time_s < 0 || t < best.time_s)) best = {t, row.algo, {}};
   }
   AUTODDL_CHECK(best.time_s >= 0) << "no algorithm applies to " << collective_info(kind).name;
@@ -264,7 +319,7 @@ CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kin
   AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
   const NcclEstimate e = nccl_time(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes);
   AUTODDL_CHECK(e.time_s >= 0) << "NCCL's model has no algorithm for " << collective_info(kind).name;
-  return {e.time_s, from_nccl(e.algo), nccl_proto_name(e.proto)};
+  return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
 }
 
 double algbw_GBps(double bytes, double time_s) { return time_s > 0 ? bytes / time_s / 1e9 : 0; }

@@ -16,17 +16,21 @@ int DeviceMesh::devices() const {
 }
 
 double DeviceMesh::collective_time_s(int d, CollectiveKind kind, double bytes) const {
+  return collective(d, kind, bytes).time_s;
+}
+
+CollectiveEstimate DeviceMesh::collective(int d, CollectiveKind kind, double bytes) const {
   const MeshDim& m = dims[d];
   if (calibration && m.size > 1) {
     double t = calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node},
                                               m.groups_per_node, bytes);
-    if (t >= 0) return t;
+    if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
   }
   if (m.nccl && m.size > 1) {
-    const double t = nccl_time(*m.nccl, kind, bytes).time_s;
-    if (t >= 0) return t;
+    const NcclEstimate e = nccl_time(*m.nccl, kind, bytes);
+    if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
   }
-  return ring_time_s(kind, m.size, bytes, m.tier);
+  return tier_collective_time(kind, m.size, bytes, m.tier);
 }
 
 std::vector<int> DeviceMesh::shape() const {

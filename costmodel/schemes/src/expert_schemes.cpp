@@ -268,22 +268,74 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   return s;
 }
 
+// The rows' builders: dp, zero1 and zero3 differ only in what they shard.
+Scheme make_dp(const std::string&, const Graph& g, const ClusterSpec& c, const std::vector<int>& mesh) {
+  return data_parallel("dp", g, c, mesh);
+}
+Scheme make_zero1(const std::string&, const Graph& g, const ClusterSpec& c, const std::vector<int>& mesh) {
+  return data_parallel("zero1", g, c, mesh);
+}
+Scheme make_zero3(const std::string&, const Graph& g, const ClusterSpec& c, const std::vector<int>& mesh) {
+  return data_parallel("zero3", g, c, mesh);
+}
+Scheme make_owt(const std::string&, const Graph& g, const ClusterSpec& c, const std::vector<int>& mesh) {
+  return one_weird_trick(g, c, mesh);
+}
+
+std::string owt_not_applicable(const Graph& g) {
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::conv2d) return "";
+  }
+  return "owt (conv data-parallel, FC model-parallel) applies to CNNs; " + g.name + " has no conv2d";
+}
+
 }  // namespace
 
+const std::vector<ExpertSchemeRow>& expert_schemes() {
+  static const std::vector<ExpertSchemeRow> table = {
+      {"dp", "dp", "dp", "data parallel (PyTorch DDP)", make_dp},
+      {"zero1", "zero1", "zero1", "data parallel with sharded optimizer state (ZeRO-1)", make_zero1},
+      {"zero3", "zero3", "zero3", "fully sharded data parallel (ZeRO-3 / FSDP)", make_zero3},
+      {"owt", "owt", "owt", "one weird trick (Krizhevsky 2014): conv data-parallel, FC model-parallel; CNNs only",
+       make_owt, false, owt_not_applicable},
+      {"megatron",
+       "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"
+       "[,tp_overlap=0|1][,pp_overlap=0|1]",
+       "megatron:tp=..,pp=..,dp=..", "Megatron-LM: tensor x pipeline x data parallel (Narayanan et al. 2021)",
+       megatron, true, nullptr, "megatron:tp=8,pp=1,dp=2"},
+  };
+  return table;
+}
+
+const ExpertSchemeRow* find_expert_scheme(std::string_view name) {
+  for (const ExpertSchemeRow& row : expert_schemes()) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
 std::vector<std::string> expert_scheme_names() {
-  return {"dp", "zero1", "zero3", "owt", "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1][,tp_overlap=0|1][,pp_overlap=0|1]"};
+  std::vector<std::string> names;
+  for (const ExpertSchemeRow& row : expert_schemes()) names.emplace_back(row.usage);
+  return names;
 }
 
 Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,
                    const std::vector<int>& mesh_shape) {
-  if (spec == "dp" || spec == "zero1" || spec == "zero3") return data_parallel(spec, graph, cluster, mesh_shape);
-  if (spec == "owt") return one_weird_trick(graph, cluster, mesh_shape);
-  if (spec.rfind("megatron:", 0) == 0) return megatron(spec.substr(9), graph, cluster, mesh_shape);
-  if (spec == "megatron") fail("megatron", "needs parameters, e.g. megatron:tp=8,pp=1,dp=2");
+  const size_t colon = spec.find(':');
+  if (const ExpertSchemeRow* row = find_expert_scheme(std::string_view(spec).substr(0, colon))) {
+    if (colon != std::string::npos && row->takes_params) return row->make(spec.substr(colon + 1), graph, cluster, mesh_shape);
+    if (colon == std::string::npos && row->takes_params) {
+      fail(std::string(row->name), "needs parameters, e.g. " + std::string(row->example));
+    }
+    if (colon == std::string::npos) return row->make("", graph, cluster, mesh_shape);
+  }
   if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
     return load_scheme_file(spec, graph, cluster);
   }
-  fail("", "unknown scheme '" + spec + "' (dp, zero1, zero3, owt, megatron:tp=..,pp=..,dp=.., or a scheme .json)");
+  std::string known;
+  for (const ExpertSchemeRow& row : expert_schemes()) known += std::string(row.short_usage) + ", ";
+  fail("", "unknown scheme '" + spec + "' (" + known + "or a scheme .json)");
 }
 
 }  // namespace autoddl::costmodel

@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/op_registry.hpp"
 
 namespace autoddl::costmodel {
 
@@ -80,6 +81,7 @@ double data_score(const Ctx& c, const Op& op, const Signature1D& s, const std::v
 double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std::vector<Sbp>& produced,
                     const std::vector<bool>& has_storage, int p) {
   const Graph& g = c.graph;
+  const OpKindInfo& kind = op_kind_info(op.kind);
   // Which input is the activation of a weight-bearing matmul / embedding.
   int param_slot = -1;
   for (size_t k = 0; k < op.inputs.size(); ++k) {
@@ -101,9 +103,9 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
       if (want.axis == 0) return kInf;  // the batch belongs to data-parallel dims
       bool seq = rank == 3 && want.axis == 1;
       if (seq && !c.opt.sequence_parallel) return kInf;
-      // A non-matmul op keeps splits, it does not create them (except sp's sequence split).
+      // A non-GEMM op keeps splits, it does not create them (except sp's sequence split).
       bool creates = !(have == want);
-      if (creates && !loaded && op.kind != OpKind::matmul && !(seq && c.opt.sequence_parallel)) return kInf;
+      if (creates && !loaded && !kind.gemm && !(seq && c.opt.sequence_parallel)) return kInf;
     }
     if (!loaded) score += unit_boxing(have, want, c.bytes_mb[t], p);
   }
@@ -114,7 +116,7 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
     if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
     // A partial output that no input forced will cost an all-reduce downstream; count it now
     // so that, e.g., a residual add of two broadcast tensors stays broadcast.
-    if (s.out[o].is_partial() && !partial_in && op.kind != OpKind::matmul && op.kind != OpKind::embedding) {
+    if (s.out[o].is_partial() && !partial_in && kind.tp_weight == TpWeight::none) {
       score += unit_boxing(Sbp::partial(), Sbp::broadcast(), c.bytes_mb[t], p);
     }
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 0) return kInf;
@@ -123,10 +125,10 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
       return kInf;
     }
   }
-  if (param_slot >= 0 && (op.kind == OpKind::matmul || op.kind == OpKind::embedding)) {
+  if (param_slot >= 0 && kind.tp_weight != TpWeight::none) {
     const Sbp w = s.in[param_slot];
     if (!w.is_split()) return kInf;  // Megatron splits every weight matrix and embedding
-    if (op.kind == OpKind::embedding) {
+    if (kind.tp_weight == TpWeight::vocab_rows) {
       if (w.axis != 0) return kInf;  // vocab-parallel
     } else {
       const int act = 1 - param_slot;
@@ -164,7 +166,7 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
   std::vector<std::vector<bool>> has_storage(nd, std::vector<bool>(n_t, false));
   int first_matmul = static_cast<int>(graph.ops.size());
   for (size_t i = 0; i < graph.ops.size(); ++i) {
-    if (graph.ops[i].kind == OpKind::matmul) {
+    if (op_kind_info(graph.ops[i].kind).gemm) {
       first_matmul = static_cast<int>(i);
       break;
     }

@@ -1,7 +1,8 @@
-// The fixed expert baselines dp, zero1, zero3 and owt: costmodel::make_scheme lowers each to
-// per-op signatures on the search's mesh and evaluate() prices it; one that cannot be built
-// (fewer samples than GPUs) is an unavailable, infeasible result with the reason. One file for
-// four rows because they differ only in the scheme name (each is one line of make_scheme).
+// The fixed expert baselines dp, zero1, zero3 and owt, rows of costmodel's expert scheme table
+// (expert_schemes.hpp): a row that does not apply to the graph is skipped with its reason;
+// make_scheme lowers the others to per-op signatures on the search's mesh and evaluate() prices
+// them; one that cannot be built (fewer samples than GPUs) is an unavailable, infeasible result
+// with the reason. One file for four rows because they differ only in the scheme name.
 #include <chrono>
 
 #include "autoddl/costmodel/cost_model.hpp"
@@ -14,6 +15,11 @@ namespace autoddl::search::methods {
 namespace {
 
 std::vector<SearchResult> expert(SearchContext& ctx, const std::string& name, std::string& skip) {
+  const costmodel::ExpertSchemeRow* row = costmodel::find_expert_scheme(name);
+  if (row && row->not_applicable) {
+    skip = row->not_applicable(ctx.graph());
+    if (!skip.empty()) return {};
+  }
   const auto t0 = std::chrono::steady_clock::now();
   SearchResult r;
   r.method = name;
@@ -37,14 +43,6 @@ std::vector<SearchResult> run_dp(SearchContext& ctx, std::string& skip) { return
 std::vector<SearchResult> run_zero1(SearchContext& ctx, std::string& skip) { return expert(ctx, "zero1", skip); }
 std::vector<SearchResult> run_zero3(SearchContext& ctx, std::string& skip) { return expert(ctx, "zero3", skip); }
 
-std::vector<SearchResult> run_owt(SearchContext& ctx, std::string& skip) {
-  bool conv = false;
-  for (const auto& op : ctx.graph().ops) conv |= op.kind == costmodel::OpKind::conv2d;
-  if (!conv) {
-    skip = "owt (conv data-parallel, FC model-parallel) applies to CNNs; " + ctx.graph().name + " has no conv2d";
-    return {};
-  }
-  return expert(ctx, "owt", skip);
-}
+std::vector<SearchResult> run_owt(SearchContext& ctx, std::string& skip) { return expert(ctx, "owt", skip); }
 
 }  // namespace autoddl::search::methods

@@ -1,6 +1,8 @@
-// The collective algorithm table: one row per (collective, algorithm). Adding an algorithm
-// is one file <coll>_<algo>.cpp plus one row here; the executor, simulate_collective and the
-// generic tests reach algorithms only through this table.
+// The simulator's step generators: one row per (collective kind, algorithm), keyed by the ids
+// of costmodel's algorithm table (collective.hpp), so the algorithm a cost was priced with is
+// the one simulated. Adding a generator is one file <coll>_<algo>.cpp plus one row here (or
+// register_collective_algorithm() from test code); the executor, simulate_collective, the
+// lowering and the generic tests reach algorithms only through this table.
 #include <xbt/asserts.h>
 
 #include "algorithms.hpp"
@@ -14,9 +16,10 @@ namespace collectives {
 bool any_group(int ranks, int /*local_size*/) { return ranks >= 1; }
 }  // namespace collectives
 
-const std::vector<CollectiveAlgorithm>& collective_algorithms() {
+namespace {
+std::vector<CollectiveAlgorithm>& table() {
   using namespace collectives;
-  static const std::vector<CollectiveAlgorithm> table = {
+  static std::vector<CollectiveAlgorithm> rows = {
       {CollectiveKind::all_reduce, CollectiveAlgo::ring, "all_reduce_ring", any_group, all_reduce_ring},
       {CollectiveKind::all_reduce, CollectiveAlgo::tree, "all_reduce_tree", tree_group, all_reduce_tree},
       {CollectiveKind::all_reduce, CollectiveAlgo::hierarchical, "all_reduce_hierarchical",
@@ -31,7 +34,29 @@ const std::vector<CollectiveAlgorithm>& collective_algorithms() {
       {CollectiveKind::all_to_all, CollectiveAlgo::direct, "all_to_all_direct", any_group, all_to_all_direct},
       {CollectiveKind::send_recv, CollectiveAlgo::direct, "send_recv_direct", pair_group, send_recv_direct},
   };
-  return table;
+  return rows;
+}
+}  // namespace
+
+const std::vector<CollectiveAlgorithm>& collective_algorithms() { return table(); }
+
+void register_collective_algorithm(const CollectiveAlgorithm& row) {
+  xbt_assert(row.applies && row.run && !find_collective_algorithm(row.kind, row.algo),
+             "collective generator %s: needs applies() and run(), and a (kind, algorithm) not taken", row.name.data());
+  table().push_back(row);
+}
+
+void unregister_collective_algorithm(CollectiveKind kind, CollectiveAlgo algo) {
+  auto& rows = table();
+  xbt_assert(rows.back().kind == kind && rows.back().algo == algo, "only the generator registered last can be removed");
+  rows.pop_back();
+}
+
+CollectiveAlgo runnable_algorithm(CollectiveKind kind, CollectiveAlgo algo, const std::vector<int>& devices,
+                                  int gpus_per_node) {
+  const CollectiveAlgorithm* row = find_collective_algorithm(kind, algo);
+  if (row && row->applies(static_cast<int>(devices.size()), ranks_per_node(devices, gpus_per_node))) return algo;
+  return default_algorithm(kind);
 }
 
 const CollectiveAlgorithm* find_collective_algorithm(CollectiveKind kind, CollectiveAlgo algo) {
@@ -70,15 +95,6 @@ int ranks_per_node(const std::vector<int>& devices, int gpus_per_node) {
   return count == local ? local : 0;
 }
 
-CollectiveAlgo default_algorithm(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_reduce:
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter: return CollectiveAlgo::ring;
-    case CollectiveKind::all_to_all:
-    case CollectiveKind::send_recv: return CollectiveAlgo::direct;
-  }
-  return CollectiveAlgo::ring;
-}
+CollectiveAlgo default_algorithm(CollectiveKind kind) { return costmodel::collective_info(kind).default_algo; }
 
 }  // namespace autoddl::sim

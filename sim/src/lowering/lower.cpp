@@ -12,6 +12,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/pipeline_schedule.hpp"
+#include "autoddl/sim/collectives.hpp"
 #include "autoddl/sim/lowering.hpp"
 #include "placement.hpp"
 
@@ -53,17 +54,11 @@ struct Edge {
   int k;   // its input slot
 };
 
-// The algorithm a boxing step runs: costmodel prices every step as a ring on its mesh dim
-// (all-to-all as pairwise exchanges), so the simulator runs the same.
-CollectiveAlgo step_algo(costmodel::CollectiveKind kind) {
-  return kind == costmodel::CollectiveKind::all_to_all ? CollectiveAlgo::direct : CollectiveAlgo::ring;
-}
-
 class Lowerer {
  public:
   Lowerer(const costmodel::Graph& g, const costmodel::Scheme& scheme, const costmodel::ClusterSpec& cluster,
           const IterationPlan& plan, const LoweringOptions& opt, LoweredProgram& out)
-      : g_(g), plan_(plan), pl_(plan), out_(out) {
+      : g_(g), plan_(plan), pl_(plan), out_(out), gpus_per_node_(cluster.gpus_per_node) {
     S_ = plan.stages;
     m_ = plan.micro_batches;
     n_ops_ = static_cast<int>(plan.ops.size());
@@ -292,6 +287,7 @@ class Lowerer {
   int device(int stage, int ai) const { return pl_.device(stage, active_pos_[static_cast<size_t>(ai)]); }
 
   TaskId add(Task t, double expected_s) {
+    if (t.kind == TaskKind::collective) t.algo = runnable_algorithm(t.collective, t.algo, t.devices, gpus_per_node_);
     const TaskId id = prog_->add(std::move(t));
     out_.expected_s.push_back(expected_s);
     return id;
@@ -367,7 +363,9 @@ class Lowerer {
     t.stream = stream;
     t.name = name;
     t.collective = step.kind;
-    t.algo = step_algo(step.kind);
+    // The algorithm the step was priced with on its mesh dim (NCCL's pick, the fastest tier
+    // formula, ...); add() falls back to the kind's default where the simulator lacks it.
+    t.algo = plan_.sbp_mesh.collective(step.dim, step.kind, step.bytes).algo;
     t.bytes = step.bytes;
     t.channels = channels_[static_cast<size_t>(step.dim)];
     t.stage = s;
@@ -640,6 +638,7 @@ class Lowerer {
   lowering::Placement pl_;
   LoweredProgram& out_;
   Program* prog_ = nullptr;
+  int gpus_per_node_ = 1;
   int S_ = 1, m_ = 1, v_ = 1, C_ = 1, n_ops_ = 0;
   bool merge_ = false;
   bool oversubscribed_ = false;  // a fat tree whose leaves have less uplink than downlink

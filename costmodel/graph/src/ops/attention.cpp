@@ -52,4 +52,21 @@ SavedForBackward attention_saved(const Graph&, const Op&) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// Fused attention over (batch, heads, seq, head_dim): batch or heads split (data or tensor
+// parallel; Megatron splits heads), or all replicated. A split sequence would need the ring
+// exchange of context parallelism, which this kernel does not do.
+void attention_sbp(const Graph&, const Op&, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  out.push_back(sig({S(0), S(0), S(0)}, {S(0)}));
+  out.push_back(sig({S(1), S(1), S(1)}, {S(1)}));
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo attention_kind() {
+  return {.kind = OpKind::attention, .name = "attention", .min_inputs = 3, .max_inputs = 3, .infer_shapes = attention_shapes,
+          .work = attention_work, .sbp_rules = attention_sbp, .saved = attention_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -49,4 +49,20 @@ SavedForBackward batch_norm_saved(const Graph&, const Op&) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// Per-channel statistics: channel split is exact; batch split uses local statistics (as
+// PyTorch DDP without SyncBatchNorm does).
+void batch_norm_sbp(const Graph&, const Op&, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  out.push_back(sig({S(0), B, B}, {S(0)}));
+  out.push_back(sig({S(1), S(0), S(0)}, {S(1)}));
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo batch_norm_kind() {
+  return {.kind = OpKind::batch_norm, .name = "batch_norm", .min_inputs = 3, .max_inputs = 3, .infer_shapes = batch_norm_shapes,
+          .work = batch_norm_work, .sbp_rules = batch_norm_sbp, .saved = batch_norm_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

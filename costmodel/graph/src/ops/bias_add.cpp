@@ -33,4 +33,23 @@ OpWork bias_add_work(const Graph& g, const Op& op) {
 // dx = dy and db = Σ dy: nothing is kept.
 SavedForBackward bias_add_saved(const Graph&, const Op&) { return {}; }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// y = x + b along `axis` of x.
+void bias_add_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int r = rank_in(g, op, 0);
+  const int ax = norm_axis(op.attrs.axis, r);
+  for (int i = 0; i < r; ++i) {
+    out.push_back(i == ax ? sig({S(i), S(0)}, {S(i)}) : sig({S(i), B}, {S(i)}));
+  }
+  out.push_back(sig({P, P}, {P}));  // the bias added once: B→P keeps it on one device
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo bias_add_kind() {
+  return {.kind = OpKind::bias_add, .name = "bias_add", .min_inputs = 2, .max_inputs = 2, .infer_shapes = bias_add_shapes,
+          .work = bias_add_work, .sbp_rules = bias_add_sbp, .saved = bias_add_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

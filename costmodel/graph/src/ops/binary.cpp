@@ -58,4 +58,37 @@ SavedForBackward binary_saved(const Graph& g, const Op& op) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// Elementwise with broadcasting: trailing axes align; a size-1 or missing axis is broadcast.
+void binary_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const Shape& a = shape_in(g, op, 0);
+  const Shape& b = shape_in(g, op, 1);
+  const Shape& y = shape_out(g, op, 0);
+  const int r = static_cast<int>(y.size());
+  auto side = [&](const Shape& x, int i) {
+    int j = i - (r - static_cast<int>(x.size()));
+    if (j < 0 || x[j] == 1) return B;
+    return S(j);
+  };
+  for (int i = 0; i < r; ++i) {
+    if (y[i] == 1) continue;
+    Sbp sa = side(a, i), sb = side(b, i);
+    out.push_back(sig({sa, sb}, {S(i)}));
+  }
+  if (op.attrs.binary == BinaryFn::add) {
+    out.push_back(sig({P, P}, {P}));
+  } else {
+    out.push_back(sig({P, B}, {P}));
+    out.push_back(sig({B, P}, {P}));
+  }
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo binary_kind() {
+  return {.kind = OpKind::binary, .name = "binary", .min_inputs = 2, .max_inputs = 2, .infer_shapes = binary_shapes,
+          .work = binary_work, .sbp_rules = binary_sbp, .saved = binary_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -40,4 +40,31 @@ OpWork concat_work(const Graph& g, const Op& op) {
 // dY is sliced back: nothing is kept.
 SavedForBackward concat_saved(const Graph&, const Op&) { return {}; }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+void concat_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int r = rank_in(g, op, 0);
+  const int ax = norm_axis(op.attrs.axis, r);
+  const int n = static_cast<int>(op.inputs.size());
+  for (int i = 0; i < r; ++i) {
+    if (i == ax) continue;
+    Signature1D s;
+    for (int k = 0; k < n; ++k) s.in[k] = S(i);
+    s.out[0] = S(i);
+    out.push_back(s);
+  }
+  Signature1D p;
+  for (int k = 0; k < n; ++k) p.in[k] = P;
+  p.out[0] = P;
+  out.push_back(p);
+}
+
+// The kind's row of the op table (op_registry.hpp). Signatures hold a fixed number of operands
+// (signature.hpp), so concat takes at most that many.
+OpKindInfo concat_kind() {
+  return {.kind = OpKind::concat, .name = "concat", .min_inputs = 2, .max_inputs = kMaxOpInputs, .infer_shapes = concat_shapes,
+          .work = concat_work, .sbp_rules = concat_sbp, .saved = concat_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

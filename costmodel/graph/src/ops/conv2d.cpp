@@ -67,4 +67,21 @@ SavedForBackward conv2d_saved(const Graph& g, const Op& op) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// x(N, C, H, W) * w(K, C, R, S) -> y(N, K, H', W').
+void conv2d_sbp(const Graph&, const Op&, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  out.push_back(sig({S(0), B}, {S(0)}));  // batch (data parallel; OneFlow's only one)
+  out.push_back(sig({B, S(0)}, {S(1)}));  // output channels
+  out.push_back(sig({S(1), S(1)}, {P}));  // input channels: partial sums
+  out.push_back(sig({P, B}, {P}));        // linear in x
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo conv2d_kind() {
+  return {.kind = OpKind::conv2d, .name = "conv2d", .min_inputs = 2, .max_inputs = 2, .infer_shapes = conv2d_shapes,
+          .work = conv2d_work, .sbp_rules = conv2d_sbp, .saved = conv2d_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

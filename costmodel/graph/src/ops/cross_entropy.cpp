@@ -48,4 +48,22 @@ SavedForBackward cross_entropy_saved(const Graph&, const Op&) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// logits(..., C), labels(...) -> scalar loss (a sum of per-sample terms, so splits give P).
+void cross_entropy_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int r = rank_in(g, op, 0);
+  for (int i = 0; i + 1 < r; ++i) out.push_back(sig({S(i), S(i)}, {P}));
+  // Vocab-parallel (Megatron): each device holds a slice of the classes; the max and the
+  // sum of exponentials are all-reduced over (batch) scalars, which we neglect.
+  out.push_back(sig({S(r - 1), B}, {P}));
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo cross_entropy_kind() {
+  return {.kind = OpKind::cross_entropy, .name = "cross_entropy", .min_inputs = 2, .max_inputs = 2, .infer_shapes = cross_entropy_shapes,
+          .work = cross_entropy_work, .sbp_rules = cross_entropy_sbp, .saved = cross_entropy_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -35,4 +35,22 @@ OpWork embedding_work(const Graph& g, const Op& op) {
 // The table gradient scatters dY by the indices, which are inputs (data), not activations.
 SavedForBackward embedding_saved(const Graph&, const Op&) { return {}; }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// table(V, h), indices(...) -> (..., h).
+void embedding_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int ri = rank_in(g, op, 1);
+  for (int i = 0; i < ri; ++i) out.push_back(sig({B, S(i)}, {S(i)}));
+  out.push_back(sig({S(0), B}, {P}));       // vocab-parallel: rows not held give zeros
+  out.push_back(sig({S(1), B}, {S(ri)}));   // hidden split
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo embedding_kind() {
+  return {.kind = OpKind::embedding, .name = "embedding", .min_inputs = 2, .max_inputs = 2,
+          .infer_shapes = embedding_shapes, .work = embedding_work, .sbp_rules = embedding_sbp,
+          .saved = embedding_saved, .tp_weight = TpWeight::vocab_rows};
+}
+
 }  // namespace autoddl::costmodel::ops

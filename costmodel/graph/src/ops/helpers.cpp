@@ -1,5 +1,5 @@
 // Helpers shared by the op-kind files: located errors (OpError), shape printing and axis
-// arithmetic, and the rule for which inputs need a gradient in backward.
+// arithmetic, the rule for which inputs need a gradient in backward, and the SBP rules' sig().
 #include <string>
 
 #include "../op_error.hpp"
@@ -78,5 +78,14 @@ bool needs_grad(const Graph& g, const Op& op, int i) { return input(g, op, i).ne
 
 double bytes_of(const Tensor& t) { return static_cast<double>(t.bytes()); }
 double elements_of(const Tensor& t) { return static_cast<double>(t.elements()); }
+
+Signature1D sbp_rule::sig(std::initializer_list<Sbp> in, std::initializer_list<Sbp> out) {
+  Signature1D s;
+  int i = 0;
+  for (Sbp x : in) s.in[i++] = x;
+  int o = 0;
+  for (Sbp x : out) s.out[o++] = x;
+  return s;
+}
 
 }  // namespace autoddl::costmodel::ops

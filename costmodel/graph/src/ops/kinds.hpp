@@ -1,9 +1,10 @@
-// Internal to costmodel: the functions each op kind defines in its own file ops/<kind>.cpp
-// (shape rule and work), which ops/registry.cpp puts in the one table, plus the helpers they
-// share (ops/helpers.cpp). Work conventions: a multiply-add counts 2 FLOPs; bytes are those a
-// kernel reads plus writes; backward computes only the gradients of inputs that need one
-// (parameters and activations, not `input` tensors or integer tensors).
+// Internal to costmodel: the row each op kind defines in its own file ops/<kind>.cpp, which
+// ops/registry.cpp puts in the one table, plus the helpers they share (ops/helpers.cpp). Work
+// conventions: a multiply-add counts 2 FLOPs; bytes are those a kernel reads plus writes;
+// backward computes only the gradients of inputs that need one (parameters and activations,
+// not `input` tensors or integer tensors).
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -12,27 +13,10 @@
 
 namespace autoddl::costmodel::ops {
 
-// ---- one pair per kind ----
-#define AUTODDL_OP_KIND(kind)                                     \
-  std::vector<Shape> kind##_shapes(const Graph& g, const Op& op); \
-  OpWork kind##_work(const Graph& g, const Op& op);               \
-  SavedForBackward kind##_saved(const Graph& g, const Op& op);
-AUTODDL_OP_KIND(matmul)
-AUTODDL_OP_KIND(conv2d)
-AUTODDL_OP_KIND(pool)
-AUTODDL_OP_KIND(bias_add)
-AUTODDL_OP_KIND(unary)
-AUTODDL_OP_KIND(binary)
-AUTODDL_OP_KIND(softmax)
-AUTODDL_OP_KIND(layer_norm)
-AUTODDL_OP_KIND(batch_norm)
-AUTODDL_OP_KIND(embedding)
-AUTODDL_OP_KIND(reshape)
-AUTODDL_OP_KIND(transpose)
-AUTODDL_OP_KIND(concat)
-AUTODDL_OP_KIND(cross_entropy)
-AUTODDL_OP_KIND(attention)
-#undef AUTODDL_OP_KIND
+// ---- each built-in kind's whole row of the op table, defined at the end of ops/<kind>.cpp ----
+#define AUTODDL_OP_KIND_ROW(kind) OpKindInfo kind##_kind();
+AUTODDL_BUILTIN_OP_KINDS(AUTODDL_OP_KIND_ROW)
+#undef AUTODDL_OP_KIND_ROW
 
 // ---- shared helpers ----
 const Tensor& input(const Graph& g, const Op& op, int i);
@@ -56,5 +40,18 @@ bool is_float(DType t);
 bool needs_grad(const Graph& g, const Op& op, int i);
 double bytes_of(const Tensor& t);
 double elements_of(const Tensor& t);
+
+// ---- the vocabulary of the kinds' SBP rules (`using namespace sbp_rule;` in a rule) ----
+namespace sbp_rule {
+inline const Sbp B = Sbp::broadcast();
+inline const Sbp P = Sbp::partial();
+inline Sbp S(int axis) { return Sbp::split(axis); }
+// A 1-D signature from its inputs' and outputs' SBPs.
+Signature1D sig(std::initializer_list<Sbp> in, std::initializer_list<Sbp> out);
+inline const Shape& shape_in(const Graph& g, const Op& op, int k) { return g.tensors[op.inputs[k]].shape; }
+inline const Shape& shape_out(const Graph& g, const Op& op, int k) { return g.tensors[op.outputs[k]].shape; }
+inline int rank_in(const Graph& g, const Op& op, int k) { return static_cast<int>(shape_in(g, op, k).size()); }
+inline int norm_axis(int axis, int rank) { return axis < 0 ? axis + rank : axis; }
+}  // namespace sbp_rule
 
 }  // namespace autoddl::costmodel::ops

@@ -56,4 +56,21 @@ SavedForBackward layer_norm_saved(const Graph&, const Op&) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// Normalizes the axes from `axis` on; gamma and beta (none for RMSNorm) cover those axes.
+void layer_norm_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int r = rank_in(g, op, 0);
+  const int ax = norm_axis(op.attrs.axis, r);
+  const bool rms = op.inputs.size() == 2;
+  for (int i = 0; i < ax; ++i) out.push_back(rms ? sig({S(i), B}, {S(i)}) : sig({S(i), B, B}, {S(i)}));
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo layer_norm_kind() {
+  return {.kind = OpKind::layer_norm, .name = "layer_norm", .min_inputs = 2, .max_inputs = 3, .infer_shapes = layer_norm_shapes,
+          .work = layer_norm_work, .sbp_rules = layer_norm_sbp, .saved = layer_norm_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -79,4 +79,41 @@ SavedForBackward matmul_saved(const Graph& g, const Op& op) {
   return s;
 }
 
+// The GEMM on local shapes: a 2-D B folds A's batch dims into M; a batched B keeps them.
+GemmDims matmul_gemm_dims(const Shape& a, const Shape& b, const OpAttrs& attrs) {
+  const size_t rb = b.size();
+  GemmDims d;
+  d.k = a.back();
+  d.n = attrs.transpose_b ? b[rb - 2] : b[rb - 1];
+  d.m = product(a, 0, a.size() - 1);
+  if (rb > 2) d.batch = product(a, 0, a.size() - 2), d.m = a[a.size() - 2];
+  return d;
+}
+
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+// A(..., m, k) · B(k, n) [or B(..., k, n); transpose_b stores (n, k)] -> C(..., m, n).
+void matmul_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int ra = rank_in(g, op, 0), rb = rank_in(g, op, 1);
+  const bool tb = op.attrs.transpose_b;
+  const int k_b = tb ? rb - 1 : rb - 2;
+  const int n_b = tb ? rb - 2 : rb - 1;
+  for (int i = 0; i + 2 < ra; ++i) {  // batch axes (data parallel, attention heads)
+    out.push_back(sig({S(i), rb == ra ? S(i) : B}, {S(i)}));
+  }
+  out.push_back(sig({S(ra - 2), B}, {S(ra - 2)}));  // rows of A
+  out.push_back(sig({B, S(n_b)}, {S(ra - 1)}));     // columns of B (column-parallel)
+  out.push_back(sig({S(ra - 1), S(k_b)}, {P}));     // the reduction dim (row-parallel)
+  out.push_back(sig({P, B}, {P}));
+  out.push_back(sig({B, P}, {P}));
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo matmul_kind() {
+  return {.kind = OpKind::matmul, .name = "matmul", .min_inputs = 2, .max_inputs = 2, .infer_shapes = matmul_shapes,
+          .work = matmul_work, .sbp_rules = matmul_sbp, .saved = matmul_saved, .gemm = true,
+          .tp_weight = TpWeight::gemm, .gemm_dims = matmul_gemm_dims};
+}
+
 }  // namespace autoddl::costmodel::ops

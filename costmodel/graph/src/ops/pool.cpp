@@ -51,4 +51,19 @@ SavedForBackward pool_saved(const Graph&, const Op& op) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+void pool_sbp(const Graph&, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  out.push_back(sig({S(0)}, {S(0)}));
+  out.push_back(sig({S(1)}, {S(1)}));
+  if (op.attrs.pool != PoolFn::max) out.push_back(sig({P}, {P}));  // averaging is linear
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo pool_kind() {
+  return {.kind = OpKind::pool, .name = "pool", .min_inputs = 1, .max_inputs = 1, .infer_shapes = pool_shapes,
+          .work = pool_work, .sbp_rules = pool_sbp, .saved = pool_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

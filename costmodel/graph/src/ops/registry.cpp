@@ -1,19 +1,16 @@
-// The one table of op kinds (op_registry.hpp): name, input arity, shape rule and work, one row
-// per kind, each row's functions defined in ops/<kind>.cpp. Rows follow the OpKind enum order so
-// op_kind_info() is an index. Also the name tables of the unary, binary and pool functions.
+// The one table of op kinds (op_registry.hpp): each built-in kind's row comes from its own file
+// (ops/<kind>.cpp) through the list in op_kind.hpp; register_op_kind() appends more. Rows are
+// in id order, so op_kind_info() is an index. Also the name tables of the unary, binary and
+// pool functions.
 #include <string>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/op_registry.hpp"
-#include "../sbp_rules.hpp"
 #include "kinds.hpp"
 
 namespace autoddl::costmodel {
 
 namespace {
-// Signatures hold a fixed number of operands (signature.hpp), so concat takes at most that many.
-constexpr int kMaxConcatInputs = kMaxOpInputs;
-
 template <class Fn>
 struct FnName {
   Fn fn;
@@ -50,35 +47,50 @@ bool parse_name(const FnName<Fn> (&table)[N], std::string_view s, Fn& out) {
 }
 }  // namespace
 
-const std::vector<OpKindInfo>& op_kinds() {
-  using namespace ops;
-  namespace sbp_rules = costmodel::sbp_rules;
-  static const std::vector<OpKindInfo> table = {
-      {OpKind::matmul, "matmul", 2, 2, matmul_shapes, matmul_work, sbp_rules::matmul, matmul_saved, true},
-      {OpKind::conv2d, "conv2d", 2, 2, conv2d_shapes, conv2d_work, sbp_rules::conv2d, conv2d_saved},
-      {OpKind::pool, "pool", 1, 1, pool_shapes, pool_work, sbp_rules::pool, pool_saved},
-      {OpKind::bias_add, "bias_add", 2, 2, bias_add_shapes, bias_add_work, sbp_rules::bias_add, bias_add_saved},
-      {OpKind::unary, "unary", 1, 1, unary_shapes, unary_work, sbp_rules::unary, unary_saved},
-      {OpKind::binary, "binary", 2, 2, binary_shapes, binary_work, sbp_rules::binary, binary_saved},
-      {OpKind::softmax, "softmax", 1, 1, softmax_shapes, softmax_work, sbp_rules::softmax, softmax_saved},
-      {OpKind::layer_norm, "layer_norm", 2, 3, layer_norm_shapes, layer_norm_work, sbp_rules::layer_norm, layer_norm_saved},
-      {OpKind::batch_norm, "batch_norm", 3, 3, batch_norm_shapes, batch_norm_work, sbp_rules::batch_norm, batch_norm_saved},
-      {OpKind::embedding, "embedding", 2, 2, embedding_shapes, embedding_work, sbp_rules::embedding, embedding_saved},
-      {OpKind::reshape, "reshape", 1, 1, reshape_shapes, reshape_work, sbp_rules::reshape, reshape_saved},
-      {OpKind::transpose, "transpose", 1, 1, transpose_shapes, transpose_work, sbp_rules::transpose, transpose_saved},
-      {OpKind::concat, "concat", 2, kMaxConcatInputs, concat_shapes, concat_work, sbp_rules::concat, concat_saved},
-      {OpKind::cross_entropy, "cross_entropy", 2, 2, cross_entropy_shapes, cross_entropy_work, sbp_rules::cross_entropy, cross_entropy_saved},
-      {OpKind::attention, "attention", 3, 3, attention_shapes, attention_work, sbp_rules::attention, attention_saved},
-  };
-  return table;
+namespace {
+// The table: the built-in rows in id order, then registered kinds. Reserved for every id an
+// OpKind can hold, so registering never moves the rows that callers point at.
+std::vector<OpKindInfo>& table() {
+  static std::vector<OpKindInfo> rows = [] {
+    std::vector<OpKindInfo> r;
+    r.reserve(256);
+#define AUTODDL_OP_KIND_ROW(kind) r.push_back(ops::kind##_kind());
+    AUTODDL_BUILTIN_OP_KINDS(AUTODDL_OP_KIND_ROW)
+#undef AUTODDL_OP_KIND_ROW
+    return r;
+  }();
+  return rows;
 }
+}  // namespace
+
+const std::vector<OpKindInfo>& op_kinds() { return table(); }
 
 const OpKindInfo& op_kind_info(OpKind kind) {
-  const auto& table = op_kinds();
+  const auto& rows = table();
   auto i = static_cast<size_t>(kind);
-  AUTODDL_CHECK(i < table.size() && table[i].kind == kind)
-      << "op registry rows must follow the OpKind enum order (kind " << i << ")";
-  return table[i];
+  AUTODDL_CHECK(i < rows.size() && rows[i].kind == kind) << "no op kind with id " << i;
+  return rows[i];
+}
+
+OpKind register_op_kind(OpKindInfo info) {
+  std::vector<OpKindInfo>& rows = table();
+  AUTODDL_CHECK(rows.size() < 256) << "op kinds are uint8_t ids: 256 at most";
+  AUTODDL_CHECK(!info.name.empty() && find_op_kind(info.name) == nullptr)
+      << "op kind name '" << info.name << "' is empty or taken";
+  AUTODDL_CHECK(info.infer_shapes && info.work && info.min_inputs >= 0 && info.min_inputs <= info.max_inputs &&
+                info.max_inputs <= kMaxOpInputs)
+      << "op kind '" << info.name << "' needs a shape rule, a work rule and 0 <= min_inputs <= max_inputs <= "
+      << kMaxOpInputs;
+  info.kind = static_cast<OpKind>(rows.size());
+  rows.push_back(info);
+  return info.kind;
+}
+
+void unregister_op_kind(OpKind kind) {
+  std::vector<OpKindInfo>& rows = table();
+  AUTODDL_CHECK(static_cast<int>(rows.size()) > kBuiltinOpKindCount && rows.back().kind == kind)
+      << "only the op kind registered last can be removed";
+  rows.pop_back();
 }
 
 const OpKindInfo* find_op_kind(std::string_view name) {

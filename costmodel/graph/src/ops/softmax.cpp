@@ -38,4 +38,21 @@ SavedForBackward softmax_saved(const Graph&, const Op&) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+void softmax_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int r = rank_in(g, op, 0);
+  const int ax = norm_axis(op.attrs.axis, r);
+  for (int i = 0; i < r; ++i) {
+    if (i != ax) out.push_back(sig({S(i)}, {S(i)}));
+  }
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo softmax_kind() {
+  return {.kind = OpKind::softmax, .name = "softmax", .min_inputs = 1, .max_inputs = 1, .infer_shapes = softmax_shapes,
+          .work = softmax_work, .sbp_rules = softmax_sbp, .saved = softmax_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

@@ -37,4 +37,20 @@ OpWork transpose_work(const Graph& g, const Op& op) {
 // A view: nothing is kept.
 SavedForBackward transpose_saved(const Graph&, const Op&) { return {}; }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+void transpose_sbp(const Graph&, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  for (size_t j = 0; j < op.attrs.perm.size(); ++j) {
+    out.push_back(sig({S(op.attrs.perm[j])}, {S(static_cast<int>(j))}));
+  }
+  out.push_back(sig({P}, {P}));
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo transpose_kind() {
+  return {.kind = OpKind::transpose, .name = "transpose", .min_inputs = 1, .max_inputs = 1, .infer_shapes = transpose_shapes,
+          .work = transpose_work, .sbp_rules = transpose_sbp, .saved = transpose_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

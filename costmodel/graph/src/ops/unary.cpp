@@ -63,4 +63,20 @@ SavedForBackward unary_saved(const Graph&, const Op& op) {
   return s;
 }
 
+// SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
+// signatures_1d()).
+void unary_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out) {
+  using namespace sbp_rule;
+  const int r = rank_in(g, op, 0);
+  for (int i = 0; i < r; ++i) out.push_back(sig({S(i)}, {S(i)}));
+  // relu, gelu, tanh, sigmoid are nonlinear; dropout draws one mask per element, which a
+  // partial sum would apply to each device's part: no P→P for any unary.
+}
+
+// The kind's row of the op table (op_registry.hpp).
+OpKindInfo unary_kind() {
+  return {.kind = OpKind::unary, .name = "unary", .min_inputs = 1, .max_inputs = 1, .infer_shapes = unary_shapes,
+          .work = unary_work, .sbp_rules = unary_sbp, .saved = unary_saved};
+}
+
 }  // namespace autoddl::costmodel::ops

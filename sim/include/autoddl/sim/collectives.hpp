@@ -1,8 +1,10 @@
 // Collective algorithms as point-to-point steps, one table keyed by (collective, algorithm).
 // An algorithm turns (a group of hosts in logical order, a byte count) into transfers issued
 // lazily from the calling actor with Comm::sendto_async, so concurrent collectives share links.
-// It runs inside a SimGrid actor and returns when the collective is done. Adding an algorithm
-// is one file sim/src/collectives/<coll>_<algo>.cpp plus one row in collectives/table.cpp.
+// It runs inside a SimGrid actor and returns when the collective is done. The table's keys are
+// costmodel's algorithm ids (collective.hpp's collective_algos()). Adding an algorithm is one
+// file sim/src/collectives/<coll>_<algo>.cpp plus one row in collectives/table.cpp, or
+// register_collective_algorithm() from test code.
 #pragma once
 #include <string_view>
 #include <vector>
@@ -42,6 +44,11 @@ struct CollectiveAlgorithm {
 };
 
 const std::vector<CollectiveAlgorithm>& collective_algorithms();
+// Adds a generator at run time (test code's toy algorithms); its algo id comes from
+// costmodel::register_collective_algo(). Not thread-safe: register before simulating.
+void register_collective_algorithm(const CollectiveAlgorithm& row);
+// Removes the generator registered last (a test's toy, after the test); it must be (kind, algo).
+void unregister_collective_algorithm(costmodel::CollectiveKind kind, costmodel::CollectiveAlgo algo);
 // nullptr if the pair has no row.
 const CollectiveAlgorithm* find_collective_algorithm(costmodel::CollectiveKind kind,
                                                      costmodel::CollectiveAlgo algo);
@@ -54,8 +61,12 @@ void run_collective(costmodel::CollectiveKind kind, costmodel::CollectiveAlgo al
 // are node-major with the same count on every node, else 0.
 int ranks_per_node(const std::vector<int>& devices, int gpus_per_node);
 
-// The default algorithm per kind: ring for all_reduce/all_gather/reduce_scatter, direct for
-// all_to_all and send_recv.
+// The default algorithm per kind (collective_kinds()' default_algo): ring for all_reduce,
+// all_gather and reduce_scatter, direct for all_to_all and send_recv.
 costmodel::CollectiveAlgo default_algorithm(costmodel::CollectiveKind kind);
+// `algo` when the simulator has it and it applies to this group of global device ids, else the
+// kind's default: how a collective priced with `algo` is simulated.
+costmodel::CollectiveAlgo runnable_algorithm(costmodel::CollectiveKind kind, costmodel::CollectiveAlgo algo,
+                                             const std::vector<int>& devices, int gpus_per_node);
 
 }  // namespace autoddl::sim

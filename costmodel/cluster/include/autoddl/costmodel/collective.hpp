@@ -16,8 +16,11 @@ namespace autoddl::costmodel {
 enum class CollectiveKind : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 inline constexpr int kCollectiveKindCount = 5;
 
-// `calibrated`: a measured time from the cluster's calibration file replaced the models.
-// nvls, nvls_tree and pat exist only in NCCL's model (clusters with an `nccl` block).
+// A collective algorithm: a small id naming a row of collective_algos() (below); the same id
+// keys the simulator's step generators (sim/collectives.hpp), so the algorithm a cost was
+// priced with is the one the simulator runs. `calibrated`: a measured time from the cluster's
+// calibration file replaced the models. nvls, nvls_tree and pat exist only in NCCL's model
+// (clusters with an `nccl` block). register_collective_algo() adds ids after these.
 enum class CollectiveAlgo : uint8_t { ring, tree, hierarchical, direct, nvls, nvls_tree, pat, calibrated };
 
 struct CollectiveInfo {
@@ -26,6 +29,7 @@ struct CollectiveInfo {
   std::string_view nccl_tests_name;   // "all_reduce_perf"
   double (*latency_steps)(int p);     // α terms of the ring (or direct) algorithm
   double (*bw_factor)(int p);         // bytes each rank moves / S; = nccl-tests busbw factor
+  CollectiveAlgo default_algo;        // what runs when no model picked one (ring; direct for p2p)
 };
 
 const std::vector<CollectiveInfo>& collective_kinds();
@@ -59,6 +63,33 @@ struct CollectiveEstimate {
   CollectiveAlgo algo = CollectiveAlgo::ring;
   std::string_view protocol;  // NCCL's protocol ("LL", "LL128", "Simple"); empty for α-β
 };
+
+// The one (collective kind, algorithm) table of the analytical model: one row per algorithm,
+// each pricing every kind it applies to (a negative time = does not apply to that kind or
+// group). collective_time() picks the fastest row for a group, a mesh dim
+// (DeviceMesh::collective) the fastest row with a one-tier formula; the simulator keys its step
+// generators by the same ids. Adding an algorithm: its formulas in one file (or test) and
+// register_collective_algo(), plus a generator row on the sim side to simulate it.
+struct CollectiveAlgoInfo {
+  CollectiveAlgo algo{};  // set by the table (register_collective_algo writes the new id)
+  std::string_view name;  // "ring"
+  // α-β time of one group on the cluster; nullptr = not an α-β algorithm (NCCL-only, calibrated).
+  double (*group_time_s)(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g, double bytes) = nullptr;
+  // Time of a 1-D collective of p ranks on one link tier (a mesh dim's); nullptr = mesh dims do
+  // not price with it (tree and hierarchical need the group's node structure).
+  double (*tier_time_s)(CollectiveKind kind, int p, double bytes, const LinkTier& tier) = nullptr;
+};
+const std::vector<CollectiveAlgoInfo>& collective_algos();
+const CollectiveAlgoInfo* find_collective_algo(CollectiveAlgo algo);  // nullptr if unknown
+// Adds an algorithm at run time (test code's toy algorithms) and returns its id, also written
+// into the stored row. Not thread-safe: register before anything prices collectives. Throws
+// std::logic_error (AUTODDL_CHECK) for an empty or taken name, or no formula at all.
+CollectiveAlgo register_collective_algo(CollectiveAlgoInfo info);
+// Removes the algorithm registered last (a test's toy, after the test); `algo` must be it.
+void unregister_collective_algo(CollectiveAlgo algo);
+// The fastest row with a tier formula for a 1-D collective of p ranks on `tier` (0 for p <= 1).
+CollectiveEstimate tier_collective_time(CollectiveKind kind, int p, double bytes, const LinkTier& tier);
+
 
 // Time of one α-β algorithm; returns a negative time when the algorithm does not apply
 // (ring: all but all_to_all and send_recv; tree: all_reduce over > 1 node; hierarchical:

@@ -20,6 +20,8 @@ inline constexpr int kNcclAlgoCount = 5;
 inline constexpr int kNcclProtoCount = 3;
 std::string_view nccl_algo_name(NcclAlgo a);    // "ring", "nvls_tree", ...
 std::string_view nccl_proto_name(NcclProto p);  // "LL", "LL128", "Simple"
+// The id of NCCL's algorithm in the collective algorithm table (collective.hpp).
+CollectiveAlgo collective_algo_of(NcclAlgo a);
 
 // A communicator as NCCL's tuner sees it: `ranks` GPUs, `ranks_per_node` on each node, and the
 // NICs of a node this communicator may use (its share when other groups of the same mesh dim

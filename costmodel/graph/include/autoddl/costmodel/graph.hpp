@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autoddl/costmodel/dtype.hpp"
+#include "autoddl/costmodel/op_kind.hpp"
 
 namespace autoddl::costmodel {
 
@@ -30,24 +31,6 @@ struct Tensor {
   int64_t bytes() const { return elements() * dtype_bytes(dtype); }
   // Whether backward produces this tensor's gradient: a floating-point activation or parameter.
   bool needs_gradient() const;
-};
-
-enum class OpKind : uint8_t {
-  matmul,         // A(..., m, k) · B(k, n) [B may carry the same batch dims]; Linear and BatchMatMul
-  conv2d,         // x(N, C, H, W) * w(K, C, R, S) -> (N, K, H', W')
-  pool,           // max/avg pooling over H, W; global average pooling
-  bias_add,       // x(..., c) + b(c) along `axis` (default last; axis 1 for NCHW conv outputs)
-  unary,          // elementwise: relu, gelu, dropout, tanh, sigmoid
-  binary,         // elementwise add / mul with broadcasting of size-1 or missing leading dims
-  softmax,        // softmax over `axis` (default last)
-  layer_norm,     // normalize over the trailing axes starting at `axis`, params gamma/beta
-  batch_norm,     // normalize over all but axis 1 (channels), params gamma/beta
-  embedding,      // table(vocab, h) gathered by indices(...) -> (..., h)
-  reshape,        // same elements, new shape (Flatten is a reshape)
-  transpose,      // permute axes by `perm`
-  concat,         // concatenate along `axis`
-  cross_entropy,  // logits(..., classes), labels(...) -> scalar loss
-  attention,      // fused softmax(q·kᵀ/√d)·v over (batch, heads, seq, head_dim): FlashAttention
 };
 
 enum class UnaryFn : uint8_t { relu, gelu, dropout, tanh, sigmoid, silu };

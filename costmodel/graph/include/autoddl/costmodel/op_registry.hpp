@@ -1,6 +1,8 @@
-// One row per op kind: its name and the rules that make it an op (shape inference and work).
-// Adding a kind = one file costmodel/graph/src/ops/<kind>.cpp plus one row in ops/registry.cpp.
-// The SBP signature rules of each kind join this row in the SBP cost model.
+// The op table: one row per op kind with everything the cost model knows about it (shape rule,
+// FLOPs and bytes, SBP rules, what backward keeps, traits). A built-in kind is one file
+// costmodel/graph/src/ops/<kind>.cpp (defining its row, ops::<kind>_kind()) plus one row of
+// AUTODDL_BUILTIN_OP_KINDS (op_kind.hpp); code outside the graph layer asks the row's traits,
+// never the kind's name. register_op_kind() adds a kind at run time (tests' toy kinds).
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -20,8 +22,20 @@ struct SavedForBackward {
   bool inputs_in_fp32 = false;        // kept inputs are held in fp32 (Megatron's cross-entropy logits)
 };
 
+// How Megatron's tensor-parallel role (expert_schemes.hpp) splits a kind's weight.
+enum class TpWeight : uint8_t {
+  none,        // no weight to split: the op keeps the splits it is given
+  gemm,        // a weight matrix: column-parallel, or row-parallel when the input arrives split on k
+  vocab_rows,  // a lookup table split by rows (vocab-parallel)
+};
+
+// One GEMM: batch independent products of (m, k) · (k, n).
+struct GemmDims {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
 struct OpKindInfo {
-  OpKind kind;
+  OpKind kind{};  // set by the table (register_op_kind writes the new id)
   std::string_view name;  // as written in graph JSON: "matmul", "conv2d", ...
   int min_inputs, max_inputs;
   // Output shapes from the input tensors and attrs. Throws InputError(graph.source,
@@ -36,12 +50,24 @@ struct OpKindInfo {
   // Runs as a GEMM: priced with the GPU's matmul efficiency tables (FP8 ones under dtype=fp8),
   // and under tp_overlap the sequence-parallel collectives next to it hide under it.
   bool gemm = false;
+  // How the tensor-parallel role splits its weight (above).
+  TpWeight tp_weight = TpWeight::none;
+  // The forward GEMM on the (local) shapes of inputs 0 and 1; nullptr = not one GEMM.
+  GemmDims (*gemm_dims)(const Shape& a, const Shape& b, const OpAttrs& attrs) = nullptr;
 };
 
+// Every kind, built-in then registered; op_kinds()[i].kind == OpKind(i).
 const std::vector<OpKindInfo>& op_kinds();
 const OpKindInfo& op_kind_info(OpKind kind);
 // Returns nullptr for an unknown name.
 const OpKindInfo* find_op_kind(std::string_view name);
+// Adds a kind at run time (test code's toy kinds; the graph JSON then reads it by name) and
+// returns its id, which it also writes into the stored row's `kind`. Not thread-safe: register
+// before anything builds or costs graphs. Throws std::logic_error (AUTODDL_CHECK) for a name
+// already taken, missing shape/work rules or arity, or more than 256 kinds.
+OpKind register_op_kind(OpKindInfo info);
+// Removes the kind registered last (a test's toy, after the test); `kind` must be it.
+void unregister_op_kind(OpKind kind);
 
 std::string_view unary_fn_name(UnaryFn f);
 std::string_view binary_fn_name(BinaryFn f);

@@ -35,9 +35,12 @@ struct DeviceMesh {
   int ndims() const { return static_cast<int>(dims.size()); }
   std::vector<int> shape() const;
   std::string shape_string() const;  // "4x8"
-  // Per-device time of a 1-D collective on dim d (nccl-tests bytes convention): calibrated
-  // where measured (see `calibration`), else NCCL's model where the dim has one (all-reduce,
-  // all-gather, reduce-scatter), else ring α-β on the dim's tier.
+  // Per-device time of a 1-D collective on dim d (nccl-tests bytes convention) and the
+  // algorithm it was priced with: calibrated where measured (see `calibration`), else NCCL's
+  // model and pick where the dim has one (all-reduce, all-gather, reduce-scatter), else the
+  // fastest tier formula of the algorithm table on the dim's tier (tier_collective_time: ring,
+  // direct for all-to-all and send/recv, and any registered algorithm with a tier formula).
+  CollectiveEstimate collective(int d, CollectiveKind kind, double bytes) const;
   double collective_time_s(int d, CollectiveKind kind, double bytes) const;
 };
 

@@ -10,6 +10,7 @@
 // [,sp=0|1][,recompute=none|selective|full][,schedule=gpipe|1f1b] | a scheme JSON file.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -59,7 +60,28 @@ std::vector<bool> batch_major_tensors(const Graph& graph);
 Scheme make_scheme(const std::string& spec, const Graph& graph, const ClusterSpec& cluster,
                    const std::vector<int>& mesh_shape);
 
-// The names of the expert schemes, for --help.
+// The expert schemes, one row each: make_scheme() (`cost --scheme`), search's baselines
+// (search/src/methods/expert.cpp) and --help read this table. Adding one is its builder (one
+// file, or a function of expert_schemes.cpp) plus one row of expert_schemes().
+struct ExpertSchemeRow {
+  std::string_view name;         // "dp"; a spec is the name, or name:params for those that take them
+  std::string_view usage;        // how a spec is written, for --help ("megatron:tp=T,pp=P,...")
+  std::string_view short_usage;  // in the unknown-scheme error ("megatron:tp=..,pp=..,dp=..")
+  std::string_view summary;      // one line, what it is
+  // Parses `params` (the text after "name:", empty for those that take none) and lowers the
+  // scheme on the graph and cluster. Throws InputError("--scheme", field, why).
+  Scheme (*make)(const std::string& params, const Graph& g, const ClusterSpec& c,
+                 const std::vector<int>& mesh_shape);
+  bool takes_params = false;  // then the name alone is an error naming `example`
+  // Why the scheme does not apply to a graph (search skips it as a baseline), "" when it does;
+  // nullptr = it always applies.
+  std::string (*not_applicable)(const Graph& g) = nullptr;
+  std::string_view example = {};  // a complete spec, for those that take params
+};
+const std::vector<ExpertSchemeRow>& expert_schemes();
+const ExpertSchemeRow* find_expert_scheme(std::string_view name);  // nullptr if unknown
+
+// The usage of every expert scheme (the rows' `usage`), for --help.
 std::vector<std::string> expert_scheme_names();
 
 }  // namespace autoddl::costmodel
