@@ -43,7 +43,10 @@ struct OpKindInfo {
   std::vector<Shape> (*infer_shapes)(const Graph& graph, const Op& op);
   // Forward/backward FLOPs and bytes of the op on its logical shapes (whole batch).
   OpWork (*work)(const Graph& graph, const Op& op);
-  // The kind's 1-D SBP signatures (signature.hpp); nullptr = only the all-B signature.
+  // The kind's 1-D SBP signatures (signature.hpp; OneFlow's table, sbp-and-search.md §2.2,
+  // plus what DESIGN.md adds: conv2d's channel splits, vocab-parallel embedding and
+  // cross-entropy, reshape/transpose mapping splits across axes); signatures_1d() adds the
+  // all-B signature to every kind. nullptr = only the all-B signature.
   SbpRuleFn sbp_rules = nullptr;
   // What backward needs kept (above); nullptr = nothing.
   SavedForBackward (*saved)(const Graph& graph, const Op& op) = nullptr;
