@@ -46,9 +46,9 @@ std::vector<ModelReports> reports() {
   const nlohmann::json doc = figures();
   std::vector<ModelReports> out;
   for (const auto& m : doc["models"]) {
-    ModelReports mr{m["name"], m, {}};
-    const ClusterSpec c = resolve_cluster(doc["cluster"], m["nodes"].get<int>());
-    const Graph g = build_zoo_model("gpt", parse_knob_list(m["knobs"]));
+    ModelReports mr{m["name"].get<std::string>(), m, {}};
+    const ClusterSpec c = resolve_cluster(doc["cluster"].get<std::string>(), m["nodes"].get<int>());
+    const Graph g = build_zoo_model("gpt", parse_knob_list(m["knobs"].get<std::string>()));
     for (const auto& [mode, options] : doc["modes"].items()) {
       const std::string spec = m["layout"].get<std::string>() + "," + options.get<std::string>();
       mr.by_mode[mode] = evaluate(g, c, make_scheme(spec, g, c, {}));

@@ -23,7 +23,7 @@ TEST_CASE("issue 10's GPT-3 175B command on 128 H100 is feasible and within 10% 
   REQUIRE(row["nodes"] == 16);
   const double measured_s = row["measured_iteration_s"];
 
-  const ClusterSpec c = resolve_cluster(doc["cluster"], 16);
+  const ClusterSpec c = resolve_cluster(doc["cluster"].get<std::string>(), 16);
   const Graph g = build_zoo_model("gpt", parse_knob_list("layers=96,hidden=12288,heads=96,seq=2048,vocab=51200,batch=256"));
   const CostReport r = evaluate(
       g, c, make_scheme("megatron:tp=4,pp=8,dp=4,mb=1,interleave=12,sp=1,recompute=selective,dist_opt=1", g, c, {}));
