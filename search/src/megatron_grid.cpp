@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
@@ -18,10 +19,43 @@ bool grid_better(const CostReport& a, const CostReport& b) {
   return a.feasible ? a.iteration_s < b.iteration_s : a.peak_memory_bytes < b.peak_memory_bytes;
 }
 
+namespace {
+
+// Consecutive repeated blocks (transformer layers) of the graph: what pp × interleave must divide.
+int count_blocks(const Graph& g) {
+  int n = 0;
+  const std::string* last = nullptr;
+  for (const Op& op : g.ops) {
+    if (op.block.empty() || (last && *last == op.block)) continue;
+    last = &op.block;
+    ++n;
+  }
+  return n;
+}
+
+// The option suffixes tried at one (tp, pp, dp, mb, sp) point, each with its own recompute walk:
+// the plain SC'21 layout, then today's Megatron-LM/NeMo options together (the distributed
+// optimizer when dp > 1, userbuffers tp overlap with sp), and those with the interleaved schedule
+// and overlapped p2p at one layer per chunk (v = layers per stage: the most chunks, so the
+// smallest bubble and in-flight activations; pp_overlap hides the extra sends).
+std::vector<std::string> option_variants(int blocks, int pp, int dp, int sp) {
+  std::vector<std::string> out = {""};
+  std::string modern = dp > 1 ? ",dist_opt=1" : "";
+  if (sp) modern += ",tp_overlap=1";
+  if (!modern.empty()) out.push_back(modern);
+  if (pp > 1 && blocks % pp == 0 && blocks / pp > 1) {
+    out.push_back(modern + ",interleave=" + std::to_string(blocks / pp) + ",pp_overlap=1");
+  }
+  return out;
+}
+
+}  // namespace
+
 MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const int devices = c.total_gpus();
+  const int blocks = count_blocks(g);
   MegatronGrid grid;
   auto offer = [&](Scheme&& s, const CostReport& r) {
     auto at = std::find_if(grid.best.begin(), grid.best.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
@@ -39,25 +73,30 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
       for (int64_t mb = 1; mb <= per_replica && !grid.truncated; mb *= 2) {
         if (per_replica % mb) continue;
         for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-          for (const char* rc : {"none", "selective", "full"}) {
-            if (elapsed() > time_limit_s) {
-              grid.truncated = true;
-              break;
+          bool exists = true;  // the plain layout exists: (tp, pp, dp, mb) fits the model
+          for (const std::string& options : option_variants(blocks, pp, dp, sp)) {
+            if (!exists || grid.truncated) break;
+            for (const char* rc : {"none", "selective", "full"}) {
+              if (elapsed() > time_limit_s) {
+                grid.truncated = true;
+                break;
+              }
+              const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+                                       ",dp=" + std::to_string(dp) + ",mb=" + std::to_string(mb) +
+                                       ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
+              Scheme s;
+              try {
+                s = make_scheme(spec, g, c, {});
+              } catch (const InputError&) {
+                exists = !options.empty();  // the plain layout failing rules out its variants too
+                break;
+              }
+              ++grid.points;
+              const CostReport r = evaluate(g, c, s);
+              grid.feasible += r.feasible;
+              offer(std::move(s), r);
+              if (r.feasible) break;  // fits: more recompute only costs time
             }
-            const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-                                     ",dp=" + std::to_string(dp) + ",mb=" + std::to_string(mb) +
-                                     ",sp=" + std::to_string(sp) + ",recompute=" + rc;
-            Scheme s;
-            try {
-              s = make_scheme(spec, g, c, {});
-            } catch (const InputError&) {
-              break;  // this (tp, pp, dp, mb) does not exist for the model
-            }
-            ++grid.points;
-            const CostReport r = evaluate(g, c, s);
-            grid.feasible += r.feasible;
-            offer(std::move(s), r);
-            if (r.feasible) break;  // fits: more recompute only costs time
           }
         }
       }

@@ -1,6 +1,9 @@
 // The Megatron-LM grid (Narayanan et al., SC'21): tp × pp × dp over every GPU, micro-batch size,
 // sequence parallelism and recompute (none, then selective, then full: recompute only adds time,
-// so the first that fits is kept per point). Each point is costmodel::make_scheme("megatron:...")
+// so the first that fits is kept per point). Each point is also tried with today's options on
+// (dist_opt when dp > 1, tp_overlap with sp, and the interleaved schedule with pp_overlap at one
+// layer per chunk), each with its own recompute walk,
+// so a layout that only fits with the distributed optimizer, or is faster overlapped, is found. Each point is costmodel::make_scheme("megatron:...")
 // priced by evaluate(); points Megatron-LM itself refuses (heads % tp, layers % pp) are skipped.
 // Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from the best few).
 #pragma once

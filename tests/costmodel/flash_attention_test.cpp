@@ -4,6 +4,7 @@
 // memory traffic.
 #include <catch2/catch.hpp>
 
+#include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/zoo.hpp"
@@ -44,4 +45,25 @@ TEST_CASE("flash=1 makes attention faster and splits over heads with tensor para
   // Megatron's collectives are unchanged: the core needs none (heads are split).
   const auto ar = static_cast<size_t>(CollectiveKind::all_reduce);
   CHECK(rf.comm.count[ar] == rp.comm.count[ar]);
+}
+
+TEST_CASE("fused attention runs at the preset's measured share of peak for its sequence length", "[costmodel][flash]") {
+  // dgx-h100 carries cuDNN's fused-attention TFLOP/s from the FlashAttention-3 paper; at seq
+  // 2048 the forward runs at 484/989 of the BF16 peak and the backward at 465/989, where a GPU
+  // without the tables (dgx-a100) prices the op at peak (its roofline).
+  const ClusterSpec h100 = resolve_cluster("dgx-h100", 1), a100 = resolve_cluster("dgx-a100", 1);
+  REQUIRE(!h100.gpu.attention_efficiency_fwd.empty());
+  REQUIRE(a100.gpu.attention_efficiency_fwd.empty());
+  const Graph g = gpt(1);
+  const Op& core = g.ops[g.find_op("layer.0.attn.core")];
+  const OpTimes t = op_kernel_times(h100.gpu, g, core, 1.0);
+  const double peak = h100.gpu.peak_flops(DType::fp16), launch = h100.gpu.launch_overhead_s;
+  CHECK(t.fwd_s == Approx(core.work.fwd_flops / (peak * 484.0 / 989) + launch).epsilon(0.01));
+  CHECK(t.bwd_s == Approx(core.work.bwd_flops / (peak * 465.0 / 989) + 2 * launch).epsilon(0.01));
+  const OpTimes roof = op_kernel_times(a100.gpu, g, core, 1.0);
+  CHECK(roof.fwd_s == Approx(core.work.fwd_flops / a100.gpu.peak_flops(DType::fp16) + a100.gpu.launch_overhead_s));
+  // Longer sequences run the kernel closer to peak: seq 4096 is faster per FLOP than 2048.
+  const Graph g4 = build_zoo_model("gpt", parse_knob_list("layers=1,hidden=1024,heads=16,seq=4096,batch=1,flash=1"));
+  const Op& core4 = g4.ops[g4.find_op("layer.0.attn.core")];
+  CHECK(op_kernel_times(h100.gpu, g4, core4, 1.0).fwd_s / core4.work.fwd_flops < t.fwd_s / core.work.fwd_flops);
 }

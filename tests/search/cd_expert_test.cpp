@@ -21,7 +21,7 @@ TEST_CASE("cd-expert maps the expert grid points exactly and never ends slower t
     bool pipelined;  // the best grid point has pp > 1
   };
   for (const Case& k : {Case{"dgx-a100", 1, {{"batch", "16"}, {"layers", "8"}}, false},
-                        Case{"piz-daint", 8, {{"batch", "64"}, {"layers", "16"}, {"hidden", "4096"}, {"heads", "32"}}, true}}) {
+                        Case{"piz-daint", 8, {{"batch", "64"}, {"layers", "32"}, {"hidden", "4096"}, {"heads", "32"}}, true}}) {
     INFO("gpt on " << k.nodes << " " << k.cluster << " nodes");
     const ClusterSpec c = resolve_cluster(k.cluster, k.nodes);
     const Graph g = build_zoo_model("gpt", k.knobs);

@@ -127,22 +127,22 @@ class Reader {
   }
 
   std::vector<EfficiencyPoint> table(const json& parent, const std::string& path,
-                                     std::string_view key) const {
+                                     std::string_view key, const char* x = "flops") const {
     std::string field = join(path, key);
     const json& v = unwrap(parent.at(key), field);
     if (!v.is_array() || v.empty()) {
-      fail(field, std::string("must be a non-empty array of {flops, efficiency} (got ") +
+      fail(field, std::string("must be a non-empty array of {" + std::string(x) + ", efficiency} (got ") +
                       (v.is_array() ? "an empty array" : v.type_name()) + ")");
     }
     std::vector<EfficiencyPoint> points;
     for (size_t i = 0; i < v.size(); ++i) {
       std::string at = field + "[" + std::to_string(i) + "]";
-      object(v[i], at, {"flops", "efficiency"});
-      EfficiencyPoint pt{number(v[i], at, "flops"), number(v[i], at, "efficiency")};
-      positive(pt.flops, at + ".flops");
+      object(v[i], at, {x, "efficiency"});
+      EfficiencyPoint pt{number(v[i], at, x), number(v[i], at, "efficiency")};
+      positive(pt.flops, at + "." + x);
       fraction(pt.efficiency, at + ".efficiency");
       if (!points.empty() && !(pt.flops > points.back().flops)) {
-        fail(at + ".flops", "points must be sorted by strictly increasing flops (got " +
+        fail(at + "." + x, "points must be sorted by strictly increasing " + std::string(x) + " (got " +
                                 fmt(pt.flops) + " after " + fmt(points.back().flops) + ")");
       }
       points.push_back(pt);
@@ -161,7 +161,7 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
            {"name", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "memory_bytes",
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
             "conv_efficiency"},
-           {"peak_flops_fp8", "matmul_efficiency_fp8"});
+           {"peak_flops_fp8", "matmul_efficiency_fp8", "attention_efficiency_fwd", "attention_efficiency_bwd"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -189,6 +189,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
   g.matmul_efficiency = r.table(j, p, "matmul_efficiency");
   if (j.contains("matmul_efficiency_fp8")) g.matmul_efficiency_fp8 = r.table(j, p, "matmul_efficiency_fp8");
   g.conv_efficiency = r.table(j, p, "conv_efficiency");
+  if (j.contains("attention_efficiency_fwd")) g.attention_efficiency_fwd = r.table(j, p, "attention_efficiency_fwd", "seq");
+  if (j.contains("attention_efficiency_bwd")) g.attention_efficiency_bwd = r.table(j, p, "attention_efficiency_bwd", "seq");
   return g;
 }
 
@@ -247,11 +249,11 @@ json cited(const ClusterSpec& c, const std::string& field, const json& value) {
 }
 
 json table_json(const ClusterSpec& c, const std::string& field,
-                const std::vector<EfficiencyPoint>& table) {
+                const std::vector<EfficiencyPoint>& table, const char* x = "flops") {
   json points = json::array();
   for (size_t i = 0; i < table.size(); ++i) {
     std::string at = field + "[" + std::to_string(i) + "]";
-    points.push_back({{"flops", cited(c, at + ".flops", table[i].flops)},
+    points.push_back({{x, cited(c, at + "." + x, table[i].flops)},
                       {"efficiency", cited(c, at + ".efficiency", table[i].efficiency)}});
   }
   return cited(c, field, points);
@@ -362,6 +364,10 @@ json cluster_to_json(const ClusterSpec& c) {
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
   if (!g.matmul_efficiency_fp8.empty()) {
     j["gpu"]["matmul_efficiency_fp8"] = table_json(c, "gpu.matmul_efficiency_fp8", g.matmul_efficiency_fp8);
+  }
+  for (auto [key, table] : {std::pair{"attention_efficiency_fwd", &g.attention_efficiency_fwd},
+                            {"attention_efficiency_bwd", &g.attention_efficiency_bwd}}) {
+    if (!table->empty()) j["gpu"][key] = table_json(c, std::string("gpu.") + key, *table, "seq");
   }
   if (c.nccl) {
     j["nccl"] = {{"arch", c.nccl->arch},

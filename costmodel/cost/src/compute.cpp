@@ -9,12 +9,14 @@
 namespace autoddl::costmodel {
 
 double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops, double bytes,
-                     int kernels) {
+                     int kernels, double efficiency) {
   if (flops <= 0 && bytes <= 0) return 0;  // a view, or a pass with nothing to compute: no kernel
   double eff = 1;
   const bool fp8_table = dtype == DType::fp8 && !gpu.matmul_efficiency_fp8.empty();
   const bool gemm = op_kind_info(kind).gemm;
-  if (gemm && fp8_table) {
+  if (efficiency > 0) {
+    eff = efficiency;
+  } else if (gemm && fp8_table) {
     eff = interpolate_efficiency(gpu.matmul_efficiency_fp8, flops);
   } else if (gemm && !gpu.matmul_efficiency.empty()) {
     eff = interpolate_efficiency(gpu.matmul_efficiency, flops);
@@ -34,9 +36,15 @@ OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double
   if (dt == DType::fp8 && gpu.peak_flops_fp8 <= 0) {
     throw InputError("--set", "dtype", "fp8 GEMMs need FP8 tensor cores, and " + gpu.name + " has none (no gpu.peak_flops_fp8)");
   }
+  double eff_fwd = 0, eff_bwd = 0;  // 0: the kind's own table
+  if (op.kind == OpKind::attention) {
+    const double seq_k = static_cast<double>(g.tensors[op.inputs[1]].shape[2]);
+    if (!gpu.attention_efficiency_fwd.empty()) eff_fwd = interpolate_efficiency(gpu.attention_efficiency_fwd, seq_k);
+    if (!gpu.attention_efficiency_bwd.empty()) eff_bwd = interpolate_efficiency(gpu.attention_efficiency_bwd, seq_k);
+  }
   OpTimes t;
-  t.fwd_s = kernel_time_s(gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1);
-  t.bwd_s = kernel_time_s(gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2);
+  t.fwd_s = kernel_time_s(gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1, eff_fwd);
+  t.bwd_s = kernel_time_s(gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2, eff_bwd);
   if (fp8) {
     const double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
     const Tensor& a = g.tensors[op.inputs[0]];

@@ -4,7 +4,7 @@
 // exactly that configuration, the expert's per-op signatures are mapped into them, and CD moves
 // single ops and neighbourhoods from there (sequence parallelism on some layers only, another
 // split of the head or the embedding, ZeRO-3 storage of some weights). Every visited scheme keeps
-// the expert's whole-scheme settings (scatter/gather sends, schedule, buckets) and is judged by
+// the expert's whole-scheme settings (scatter/gather sends, schedule, buckets, tp/p2p overlap) and is judged by
 // evaluate(); the expert point itself is a candidate, so the result is never slower than the
 // best grid point. This is where pipeline parallelism enters the SBP search at production scale.
 #include <chrono>
@@ -88,6 +88,8 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
       s.scatter_gather_sends = e.scatter_gather_sends;
       s.schedule = e.schedule;
       s.bucket_bytes = e.bucket_bytes;
+      s.overlap_tp_comm = e.overlap_tp_comm;
+      s.overlap_p2p_comm = e.overlap_p2p_comm;
       return s;
     };
     auto judge = [&](const std::vector<int>& ch, const std::string& label) {

@@ -20,7 +20,8 @@ namespace autoddl::costmodel {
 struct Calibration;  // calibration.hpp
 
 // Fraction of peak a kernel reaches, by its FLOPs; interpolated linearly in log10(flops) and
-// clamped at the ends. Points sorted by flops.
+// clamped at the ends. Points sorted by flops. The attention tables use the same points keyed
+// by the key sequence length instead (`flops` then holds the length; JSON writes it "seq").
 struct EfficiencyPoint {
   double flops = 0;
   double efficiency = 1;
@@ -42,6 +43,9 @@ struct GpuSpec {
   std::vector<EfficiencyPoint> matmul_efficiency;
   std::vector<EfficiencyPoint> matmul_efficiency_fp8;  // FP8 GEMMs (optional; empty = matmul_efficiency)
   std::vector<EfficiencyPoint> conv_efficiency;
+  // Fused attention kernels (FlashAttention-style, `flash=1`): share of the 16-bit peak by key
+  // sequence length, forward and backward (optional; empty = peak, the roofline).
+  std::vector<EfficiencyPoint> attention_efficiency_fwd, attention_efficiency_bwd;
 
   double peak_flops(DType t) const;  // fp32 for int types too
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;

@@ -7,8 +7,10 @@
 
 namespace autoddl::costmodel {
 
+// `efficiency` > 0 replaces the kind's table lookup (fused attention, whose tables are keyed by
+// sequence length rather than FLOPs: see op_kernel_times).
 double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops, double bytes,
-                     int kernels = 1);
+                     int kernels = 1, double efficiency = 0);
 
 // The forward and backward kernel times of `op` doing `share` of its work (a micro-batch's piece
 // on one device, after its SBP split), priced at its compute dtype: the output's (the input's
@@ -17,7 +19,9 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
 // (forward) and of the output gradient (backward) to FP8 with the amax that sets its scale: one
 // more kernel each, reading 2 and writing 1 byte per element (Transformer Engine fuses some of
 // these into LayerNorm and GeLU kernels; charging all is the conservative side). Throws
-// InputError("--set", "dtype", ...) when the GPU has no FP8 tensor cores.
+// InputError("--set", "dtype", ...) when the GPU has no FP8 tensor cores. A fused attention
+// op runs at the GPU's attention_efficiency_fwd/bwd share of peak at its key length (16-bit:
+// Transformer Engine keeps attention out of FP8 by default), or at peak without those tables.
 struct OpTimes {
   double fwd_s = 0, bwd_s = 0;
 };
