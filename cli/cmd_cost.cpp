@@ -139,6 +139,13 @@ void print_with_strategy(const WithStrategy& w, const std::string& file) {
               w.cost.ddp_iteration_s / w.cost.iteration_s, human_seconds(e.ps_max_s).c_str(),
               human_seconds(e.ps_sum_s).c_str(), human_seconds(e.ar_max_s).c_str(), human_seconds(e.ar_sum_s).c_str(),
               e.servers.size(), e.groups.size());
+  if (w.cost.stages.size() > 1) {
+    std::string per_stage;
+    for (size_t st = 0; st < w.cost.stages.size(); ++st)
+      per_stage += (st ? ", " : "") + human_seconds(w.cost.stages[st].exposed_sync_s);
+    std::printf("    each stage's group syncs its own variables; exposed per stage %s: stage %d sets the iteration\n",
+                per_stage.c_str(), w.cost.slowest_stage);
+  }
 }
 #endif
 

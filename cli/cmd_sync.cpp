@@ -31,7 +31,7 @@ struct SyncOptions {
   std::optional<int> nodes;
   bool sim = false;
   uint64_t seed = 1;
-  int jobs = 1, per_pair = 420;
+  int jobs = 1, per_pair = 420, runs = 1;
 };
 
 struct Loaded {
@@ -144,6 +144,7 @@ int run_dataset(const SyncOptions& opt) {
 #ifdef AUTODDL_SYNC_HAVE_SIM
   sync::DatasetOptions o;
   o.per_pair = opt.per_pair;
+  o.runs = opt.runs;
   o.seed = opt.seed;
   o.jobs = opt.jobs;
   const auto start = std::chrono::steady_clock::now();
@@ -201,6 +202,9 @@ RunFn setup_sync(CLI::App& sub) {
       ->capture_default_str();
   dataset->add_option("--pairs", opt->pairs,
                       "Only these (model, cluster) pairs: model@cluster patterns, '*' for a side (default: all)");
+  dataset->add_option("--runs", opt->runs,
+                      "Simulated runs per record; the label is their mean (jitter / sqrt(runs))")
+      ->capture_default_str();
   dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str()->check(non_negative_integer());
   auto learn = setup_sync_learn(sub);
   auto search = setup_sync_search(sub);

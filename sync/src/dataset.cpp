@@ -70,7 +70,8 @@ nlohmann::json dataset_schema() {
                       {"strategy", "strategy JSON (docs/sync-strategy-json.md)"},
                       {"features", "numbers, named by feature_names"},
                       {"analytical_iteration_s", "analytical evaluator"},
-                      {"runtime_s", "one simulated iteration (SimGrid with jitter, flow fidelity): the label"},
+                      {"runtime_s", "the label: the mean of runtimes_s"},
+                      {"runtimes_s", "simulated iterations (SimGrid with jitter, flow fidelity), run r with seed + r"},
                       {"sim_wall_s", "wall-clock seconds the simulation took"}}},
           {"feature_names", feature_names()}};
 }
@@ -83,7 +84,7 @@ struct PairData {
   std::vector<Variable> vars;
 };
 
-nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index, uint64_t seed) {
+nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index, uint64_t seed, int runs) {
   // One generator per record, from (seed, pair, index): order- and job-independent.
   std::seed_seq seq{seed, stable_hash(pair.key()),
                     static_cast<uint64_t>(index)};
@@ -100,6 +101,7 @@ nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index
   SimSyncOptions so;
   so.seed = rng();
   so.flow_fidelity = true;
+  so.runs = runs;
   SimSyncResult r = simulate_strategy(d.graph, d.vars, s, d.cluster, so);
   return {{"key", pair.key() + "#" + std::to_string(index)},
           {"pair", pair.key()},
@@ -113,6 +115,7 @@ nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index
           {"features", strategy_features(d.vars, s, e, d.cluster)},
           {"analytical_iteration_s", e.iteration_s},
           {"runtime_s", r.iteration_s},
+          {"runtimes_s", r.runs_s},
           {"sim_wall_s", r.wall_s}};
 }
 
@@ -138,6 +141,7 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
                       const DatasetOptions& o, const std::function<void(int64_t, int64_t)>& progress) {
   if (o.per_pair < 1) throw InputError("--per-pair", "", "must be >= 1");
   if (o.jobs < 1) throw InputError("--jobs", "", "must be >= 1");
+  if (o.runs < 1 || o.runs > 100) throw InputError("--runs", "", "must be from 1 to 100");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw InputError(dir, "", "cannot create the directory: " + ec.message());
@@ -169,7 +173,7 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
       auto [p, i] = todo[t];
       nlohmann::json rec;
       try {
-        rec = make_record(pairs[static_cast<size_t>(p)], data[static_cast<size_t>(p)], i, o.seed);
+        rec = make_record(pairs[static_cast<size_t>(p)], data[static_cast<size_t>(p)], i, o.seed, o.runs);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!failure) failure = std::current_exception();

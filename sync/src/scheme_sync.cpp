@@ -28,7 +28,8 @@ std::string dims_text(const std::vector<int>& dims) {
 std::vector<int> sync_dims(const IterationPlan& plan, const Graph& g, const Scheme& s) {
   std::vector<int> dims;
   bool first = true;
-  for (const PlannedBucket& b : plan.buckets.front()) {
+  for (const std::vector<PlannedBucket>& stage : plan.buckets)
+  for (const PlannedBucket& b : stage) {
     std::set<int> here;
     for (const BoxingStep& st : b.steps) here.insert(st.dim);
     std::vector<int> v(here.begin(), here.end());
@@ -65,30 +66,67 @@ ArAlgorithm bucket_algorithm(const PlannedBucket& b) {
 
 }  // namespace
 
+std::vector<std::vector<int>> stage_groups(const IterationPlan& plan, const std::vector<int>& dims, int stage) {
+  // Mesh dims are row-major over GPU ids (make_mesh): a GPU's id is the sum of coordinate x
+  // stride; a group varies the data-parallel dims' coordinates and fixes the others.
+  std::vector<int> in_group, others;
+  for (int md = 0; md < plan.mesh.ndims(); ++md) {
+    const int sd = plan.sbp_dim_of_mesh.empty() ? md : plan.sbp_dim_of_mesh[static_cast<size_t>(md)];
+    if (md == plan.pipeline_dim) continue;
+    (std::find(dims.begin(), dims.end(), sd) != dims.end() ? in_group : others).push_back(md);
+  }
+  auto expand = [&](std::vector<int> ids, const std::vector<int>& over) {
+    for (int md : over) {
+      const MeshDim& m = plan.mesh.dims[static_cast<size_t>(md)];
+      std::vector<int> next;
+      for (int id : ids)
+        for (int i = 0; i < m.size; ++i) next.push_back(id + i * m.stride);
+      ids = std::move(next);
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  const int base = plan.pipeline_dim >= 0 ? stage * plan.mesh.dims[static_cast<size_t>(plan.pipeline_dim)].stride : 0;
+  std::vector<std::vector<int>> out;
+  for (int origin : expand({base}, others)) out.push_back(expand({origin}, in_group));
+  return out;
+}
+
 DataParallelSync data_parallel_sync(const Graph& g, const ClusterSpec& c, const Scheme& s,
                                     const IterationPlan& plan) {
-  if (plan.stages > 1) refuse("scheme " + s.name + " is pipelined; --sync supports one stage only");
-  if (!plan.param_gathers.empty() && !plan.param_gathers.front().empty()) {
-    refuse("scheme " + s.name + " shards the optimizer (ZeRO-1); a sync strategy replaces an all-reduce only");
+  for (const std::vector<PlannedBucket>& gathers : plan.param_gathers) {
+    if (gathers.empty()) continue;
+    refuse("scheme " + s.name + " shards the optimizer (ZeRO-1): its gradient sync is a reduce-scatter into each "
+           "replica's optimizer shard, which a sync strategy (every replica gets the whole gradient) cannot "
+           "replace without unsharding the optimizer state; use a scheme with a replicated optimizer");
   }
   DataParallelSync dp;
   dp.dims = sync_dims(plan, g, s);
 
-  // The group of GPU 0: ids differing from 0 only in the data-parallel digits.
-  std::vector<int> members{0};
-  for (int d : dp.dims) {
-    const MeshDim& m = plan.sbp_mesh.dims[static_cast<size_t>(d)];
-    std::vector<int> next;
-    for (int id : members)
-      for (int i = 0; i < m.size; ++i) next.push_back(id + i * m.stride);
-    members = std::move(next);
-  }
   const int G = c.gpus_per_node;
-  std::set<int> nodes;
-  for (int id : members) nodes.insert(id / G);
-  dp.ranks = static_cast<int>(members.size());
-  dp.nodes = static_cast<int>(nodes.size());
-  dp.ranks_per_node = dp.ranks / dp.nodes;
+  auto shape_of = [G](const std::vector<int>& members, int& nodes, int& per_node) {
+    std::set<int> ns;
+    for (int id : members) ns.insert(id / G);
+    nodes = static_cast<int>(ns.size());
+    per_node = static_cast<int>(members.size()) / nodes;
+  };
+  dp.stages.resize(static_cast<size_t>(plan.stages));
+  for (int st = 0; st < plan.stages; ++st) {
+    StageSync& x = dp.stages[static_cast<size_t>(st)];
+    x.stage = st;
+    x.devices = stage_groups(plan, dp.dims, st).front();
+    int nodes = 0, per_node = 0;
+    shape_of(x.devices, nodes, per_node);
+    if (st == 0) {
+      dp.ranks = static_cast<int>(x.devices.size());
+      dp.nodes = nodes;
+      dp.ranks_per_node = per_node;
+    } else if (nodes != dp.nodes || per_node != dp.ranks_per_node) {
+      refuse("scheme " + s.name + ": stage " + std::to_string(st) + "'s data-parallel group spans " +
+             std::to_string(nodes) + " nodes, stage 0's " + std::to_string(dp.nodes) +
+             "; one strategy needs groups of one shape");
+    }
+  }
   dp.groups_per_node = std::max(1, std::min(G, plan.sbp_mesh.devices()) / dp.ranks_per_node);
 
   dp.cluster = c;
@@ -125,24 +163,63 @@ DataParallelSync data_parallel_sync(const Graph& g, const ClusterSpec& c, const 
     v.bytes = static_cast<double>(elements * dtype_bytes(v.dtype));
   }
 
-  // Timeline and evaluate()'s buckets as a strategy (ring: the mesh's α-β ring).
-  const std::vector<PlannedBucket>& buckets = plan.buckets.front();
-  dp.timeline.backward_s = buckets.empty() ? 0 : buckets.front().overlap_end_s;
-  dp.timeline.ready_s.assign(dp.vars.size(), dp.timeline.backward_s);
+  // Per stage: its timeline, the variables its buckets sync (a variable in no bucket, e.g. one
+  // all-reduced in the backward's boxing, by the stage of its first reader) and evaluate()'s
+  // buckets as a strategy (ring: the mesh's α-β ring), group ids numbered across stages.
   std::vector<Synchronizer> sync_of(dp.vars.size());
-  for (Synchronizer& sy : sync_of) sy.group = static_cast<int>(buckets.size());
-  for (size_t b = 0; b < buckets.size(); ++b) {
-    for (const PlannedGradient& pg : buckets[b].grads) {
-      const size_t i = var_of_tensor.at(pg.tensor);
-      dp.timeline.ready_s[i] = pg.ready_s;
-      sync_of[i].group = static_cast<int>(b);
-      sync_of[i].algorithm = bucket_algorithm(buckets[b]);
+  std::vector<char> assigned(dp.vars.size(), 0);
+  int group_base = 0;
+  for (int st = 0; st < plan.stages; ++st) {
+    const std::vector<PlannedBucket>& buckets = plan.buckets[static_cast<size_t>(st)];
+    StageSync& x = dp.stages[static_cast<size_t>(st)];
+    x.timeline.backward_s = buckets.empty() ? 0 : buckets.front().overlap_end_s;
+    x.timeline.ready_s.assign(dp.vars.size(), x.timeline.backward_s);
+    x.synced.assign(dp.vars.size(), 0);
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      for (const PlannedGradient& pg : buckets[b].grads) {
+        const size_t i = var_of_tensor.at(pg.tensor);
+        x.timeline.ready_s[i] = pg.ready_s;
+        x.synced[i] = 1;
+        if (assigned[i]) continue;
+        assigned[i] = 1;
+        sync_of[i].group = group_base + static_cast<int>(b);
+        sync_of[i].algorithm = bucket_algorithm(buckets[b]);
+      }
     }
+    group_base += static_cast<int>(buckets.size());
+  }
+  for (size_t i = 0; i < dp.vars.size(); ++i) {
+    if (assigned[i]) continue;
+    const int op = std::min<int>(dp.vars[i].first_reader, static_cast<int>(plan.ops.size()) - 1);
+    const int st = op >= 0 ? plan.ops[static_cast<size_t>(op)].stage : 0;
+    dp.stages[static_cast<size_t>(st)].synced[i] = 1;
+    sync_of[i].group = group_base + st;
   }
   dp.ddp.id = "ddp-buckets";
   dp.ddp.builder = "scheme";
   for (size_t i = 0; i < dp.vars.size(); ++i) dp.ddp.vars.push_back({dp.vars[i].name, 0, 1, false, {sync_of[i]}});
   return dp;
+}
+
+StageProblem stage_problem(const DataParallelSync& dp, const StageSync& st, const Strategy& s) {
+  StageProblem out;
+  std::vector<int> local(dp.vars.size(), -1);
+  out.timeline.backward_s = st.timeline.backward_s;
+  for (size_t i = 0; i < dp.vars.size(); ++i) {
+    if (!st.synced[i]) continue;
+    local[i] = static_cast<int>(out.vars.size());
+    out.vars.push_back(dp.vars[i]);
+    out.timeline.ready_s.push_back(st.timeline.ready_s[i]);
+    out.index.push_back(static_cast<int>(i));
+  }
+  std::map<std::string, size_t> var_of;
+  for (size_t i = 0; i < dp.vars.size(); ++i) var_of[dp.vars[i].name] = i;
+  out.strategy.id = s.id;
+  out.strategy.builder = s.builder;
+  for (const VarConfig& vc : s.vars) {
+    if (local[var_of.at(vc.var)] >= 0) out.strategy.vars.push_back(vc);
+  }
+  return out;
 }
 
 SchemeSyncCost cost_with_strategy(const CostReport& r, const DataParallelSync& dp, const Strategy& s) {
@@ -151,16 +228,23 @@ SchemeSyncCost cost_with_strategy(const CostReport& r, const DataParallelSync& d
   cost.ddp_exposed_s = r.grad_sync_exposed_s;
   cost.ddp_iteration_s = r.iteration_s;
   // Everything of the iteration but the backward the sync overlaps and its exposed part is
-  // charged as "forward", so the evaluation's iteration is the scheme's with the strategy.
-  SyncTimeline t = dp.timeline;
-  t.forward_s = r.iteration_s - r.grad_sync_exposed_s - t.backward_s;
-  cost.strategy = evaluate_analytical(dp.vars, s, dp.cluster, t);
-  cost.iteration_s = cost.strategy.iteration_s;
+  // charged as "forward", so a stage's evaluation is the scheme's iteration with that stage's
+  // exposed sync; the slowest stage's is the iteration (the cost model's max over stages).
+  for (const StageSync& st : dp.stages) {
+    StageProblem sp = stage_problem(dp, st, s);
+    sp.timeline.forward_s = r.iteration_s - r.grad_sync_exposed_s - sp.timeline.backward_s;
+    cost.stages.push_back(evaluate_analytical(sp.vars, sp.strategy, dp.cluster, sp.timeline));
+    if (cost.stages.size() == 1 || cost.stages.back().iteration_s > cost.iteration_s) {
+      cost.iteration_s = cost.stages.back().iteration_s;
+      cost.slowest_stage = st.stage;
+    }
+  }
+  cost.strategy = cost.stages[static_cast<size_t>(cost.slowest_stage)];
   return cost;
 }
 
 nlohmann::json scheme_sync_to_json(const DataParallelSync& dp, const SchemeSyncCost& cost) {
-  return {{"group", {{"mesh_dims", dp.dims},
+  nlohmann::json j = {{"group", {{"mesh_dims", dp.dims},
                      {"ranks", dp.ranks},
                      {"nodes", dp.nodes},
                      {"ranks_per_node", dp.ranks_per_node},
@@ -171,6 +255,16 @@ nlohmann::json scheme_sync_to_json(const DataParallelSync& dp, const SchemeSyncC
           {"strategy", evaluation_to_json(cost.strategy)},
           {"iteration_s", cost.iteration_s},
           {"speedup", cost.iteration_s > 0 ? cost.ddp_iteration_s / cost.iteration_s : 1.0}};
+  if (cost.stages.size() > 1) {
+    j["slowest_stage"] = cost.slowest_stage;
+    nlohmann::json& stages = j["stages"] = nlohmann::json::array();
+    for (size_t st = 0; st < cost.stages.size(); ++st) {
+      stages.push_back({{"stage", st},
+                        {"exposed_sync_s", cost.stages[st].exposed_sync_s},
+                        {"iteration_s", cost.stages[st].iteration_s}});
+    }
+  }
+  return j;
 }
 
 }  // namespace autoddl::sync

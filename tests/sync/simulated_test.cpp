@@ -72,4 +72,24 @@ TEST_CASE("a fixed seed gives identical simulated runs, other seeds differ", "[s
   a.seed = 43;
   CHECK(simulate_strategy(g, vars, s, c, a).iteration_s != r1.iteration_s);
 }
+
+TEST_CASE("repeated runs are the single runs with seeds seed + r, and the label is their mean", "[sync][simulated]") {
+  Graph g = test::tiny_model(true);
+  ClusterSpec c = test::test_cluster(3, 2);
+  std::vector<Variable> vars = extract_variables(g);
+  Strategy s = find_builder("parallax").build(vars, c);
+  SimSyncOptions o{7, 0.05, 0.1};
+  o.runs = 3;
+  const SimSyncResult all = simulate_strategy(g, vars, s, c, o);
+  CHECK(all.simulations == 3);
+  REQUIRE(all.runs_s.size() == 3);
+  double sum = 0;
+  for (int r = 0; r < 3; ++r) {
+    SimSyncOptions one{7 + static_cast<uint64_t>(r), 0.05, 0.1};
+    CHECK(all.runs_s[static_cast<size_t>(r)] == simulate_strategy(g, vars, s, c, one).iteration_s);
+    sum += all.runs_s[static_cast<size_t>(r)];
+  }
+  CHECK(all.iteration_s == Approx(sum / 3));
+  CHECK(all.runs_s[0] != all.runs_s[1]);
+}
 #endif

@@ -1,7 +1,8 @@
 // The (model, cluster, strategy, runtime) dataset (issue 15 item 8), built only with the
 // simulator (AUTODDL_SYNC_HAVE_SIM): per (model, cluster) pair, record 0..8 are the builders
 // and the rest strategies from AutoSync's sampler; each record holds the strategy, its features
-// (features.hpp), the analytical iteration time and one simulated "run" (SimGrid, seeded jitter).
+// (features.hpp), the analytical iteration time and the mean of `runs` simulated "runs" (SimGrid,
+// seeded jitter).
 // A record depends only on (seed, pair, index), so the dataset is the same for any --jobs and a
 // resumed run completes exactly the missing records. JSONL; schema in DIR/schema.json.
 #pragma once
@@ -30,6 +31,9 @@ struct DatasetOptions {
   int per_pair = 420;  // 24 pairs x 420 = 10,080 records
   uint64_t seed = 1;
   int jobs = 1;
+  // Simulated runs per record (run r with the record's seed + r, SimSyncOptions::runs); the
+  // label runtime_s is their mean, which cuts the run-to-run jitter by sqrt(runs).
+  int runs = 1;
 };
 
 nlohmann::json dataset_schema();

@@ -2,9 +2,10 @@
 // the best scheme's data-parallel gradient sync (scheme_sync.hpp), built only with sim/.
 // The low-shot loop runs on the group's problem (its variables per replica, the group as a
 // cluster); its compute is the model's over the group's ranks, which is the scheme's compute
-// for a data-parallel scheme and more than it when other dims split the ops too. Its finalists
+// for a data-parallel scheme and more than it when other dims split the ops too (or, with a
+// pipeline, when each stage computes only its own ops and syncs only its own variables). Its finalists
 // (every builder and the best sampled strategies) are then priced in the scheme with
-// cost_with_strategy, and the fastest is kept only if it beats the cost model's DDP iteration:
+// cost_with_strategy (per stage), and the fastest is kept only if it beats the cost model's DDP iteration:
 // the result is never slower than DDP.
 #pragma once
 #include <functional>

@@ -20,6 +20,7 @@
 //   gives the deterministic simulation.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/graph.hpp"
@@ -34,14 +35,19 @@ struct SimSyncOptions {
   // Collectives as one flow per rank and phase (sim::Fidelity::flow) instead of every ring
   // step: identical uncontended, far fewer events (32-GPU all-reduces dominate otherwise).
   bool flow_fidelity = false;
+  // Runs of the iteration, run r jittered by seed + r (one simulation each); the result's
+  // iteration_s is their mean.
+  int runs = 1;
 };
 
 struct SimSyncResult {
-  double iteration_s = 0;
+  double iteration_s = 0;      // the mean of runs_s
+  std::vector<double> runs_s;  // each run's iteration
+  int simulations = 0;         // SimGrid simulations it took
   double compute_s = 0;        // the busiest GPU's compute time
   double exposed_comm_s = 0;   // the worst GPU's communication time with no compute running
-  int64_t transfers = 0;       // send/recv and collective tasks
-  double wall_s = 0;           // wall-clock seconds of the simulation
+  int64_t transfers = 0;       // send/recv and collective tasks of one run
+  double wall_s = 0;           // wall-clock seconds of the simulations
 };
 
 // `s` must have passed validate_strategy. Throws InputError for a program the simulator
