@@ -6,9 +6,11 @@
 // different bandwidth than a group alone. Only all_reduce, all_gather and reduce_scatter, the
 // collectives the ring model describes, are fitted.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "autoddl/calib/alpha_beta_fit.hpp"
+#include "autoddl/calib/nccl_debug_log.hpp"
 #include "autoddl/costmodel/calibration.hpp"
 
 namespace autoddl::calib {
@@ -19,6 +21,8 @@ struct ShapePoints {
   costmodel::CommGroup group;
   int groups_per_node = 1;
   std::vector<SizeTime> points;
+  // NCCL's logged algorithm and protocol per point (parallel to points; empty: none recorded).
+  std::vector<std::optional<NcclChoice>> choices;
 };
 
 // Mean |relative error| on one shape when the tier is fitted without it.
