@@ -86,13 +86,15 @@ std::string format_fit_report(const FitResult& r) {
   if (!r.nccl_model.empty()) {
     // NCCL's model with per-tier bandwidth efficiency and latency offset; held-out as above.
     if (!out.empty()) out += "\n";
-    append(out, "%-10s %8s %6s %6s %10s %9s %9s %9s %9s\n", "nccl model", "nic_load", "shapes", "points",
-           "logged", "bw_eff", "latency", "mean_err", "held-out");
-    append(out, "%-10s %8s %6s %6s %10s %9s %9s %9s %9s\n", "", "(GPUs)", "", "", "algo/proto", "", "+(us)", "(%)", "(%)");
+    append(out, "%-10s %8s %6s %6s %6s %10s %9s %9s %9s %9s\n", "nccl model", "per_node", "groups", "shapes",
+           "points", "logged", "bw_eff", "latency", "mean_err", "held-out");
+    append(out, "%-10s %8s %6s %6s %6s %10s %9s %9s %9s %9s\n", "", "", "/node", "", "", "algo/proto", "", "+(us)",
+           "(%)", "(%)");
     for (const NcclModelFitRow& t : r.nccl_model) {
       const costmodel::NcclModelCalibration& c = t.tier;
-      append(out, "%-10s %8s %6d %6d %10d %9.3f %9.2f %9.2f %9s\n", c.inter_node ? "inter-node" : "intra-node",
-             c.inter_node ? std::to_string(c.nic_load).c_str() : "-", c.shapes, c.points, c.attributed_points,
+      append(out, "%-10s %8s %6d %6d %6d %10d %9.3f %9.2f %9.2f %9s\n", c.inter_node ? "inter-node" : "intra-node",
+             c.inter_node ? std::to_string(c.ranks_per_node).c_str() : "all", c.groups_per_node, c.shapes, c.points,
+             c.attributed_points,
              c.bw_efficiency, c.latency_offset_s * 1e6, c.mean_rel_error * 100, percent(c.holdout_rel_error).c_str());
       append_holdout(out, t.holdout);
     }

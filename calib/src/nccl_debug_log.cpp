@@ -57,10 +57,12 @@ struct Cursor {
     s.remove_prefix(static_cast<size_t>(end - buf.c_str()));
     return true;
   }
-  bool integer(long& out) {
-    double d;
-    if (!number(d) || d != static_cast<double>(static_cast<long>(d))) return false;
-    out = static_cast<long>(d);
+  bool integer(long& out) {  // decimal digits only ("0..31": not the double "0.")
+    std::string buf(s.substr(0, std::min<size_t>(s.size(), 20)));
+    char* end = nullptr;
+    out = std::strtol(buf.c_str(), &end, 10);
+    if (end == buf.c_str()) return false;
+    s.remove_prefix(static_cast<size_t>(end - buf.c_str()));
     return true;
   }
 };

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "autoddl/costmodel/error.hpp"
@@ -152,7 +153,6 @@ costmodel::NcclModelBasis nccl_model_basis(const costmodel::ClusterSpec& c) {
 
 std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, const std::vector<ShapePoints>& shapes) {
   if (!c.nccl) throw InputError("--cluster", c.name, "has no nccl block: NCCL's model cannot be fitted to it");
-  // (inter-node, NIC load (0 inside a node)) -> shapes
   std::vector<Shape> all;
   all.reserve(shapes.size());
   for (const ShapePoints& s : shapes) {
@@ -168,19 +168,21 @@ std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, con
     sh.half_bw = costmodel::apply_nccl_calibration(sh.base, half);
     all.push_back(std::move(sh));
   }
-  std::map<std::pair<bool, int>, std::vector<const Shape*>> tiers;
+  // (inter-node, ranks per node, groups per node; 0, 1 inside a node) -> shapes
+  std::map<std::tuple<bool, int, int>, std::vector<const Shape*>> tiers;
   for (const Shape& s : all) {
     const costmodel::CommGroup& g = s.points->group;
     const bool inter = g.ranks > g.ranks_per_node;
-    tiers[{inter, inter ? g.ranks_per_node * s.points->groups_per_node : 0}].push_back(&s);
+    tiers[{inter, inter ? g.ranks_per_node : 0, inter ? s.points->groups_per_node : 1}].push_back(&s);
   }
   std::vector<NcclModelFitRow> out;
   for (const auto& [key, members] : tiers) {
     NcclModelFitRow row;
     const Params m = fit_shapes(members);
     row.tier = m.tier();
-    row.tier.inter_node = key.first;
-    row.tier.nic_load = key.second;
+    row.tier.inter_node = std::get<0>(key);
+    row.tier.ranks_per_node = std::get<1>(key);
+    row.tier.groups_per_node = std::get<2>(key);
     row.tier.shapes = static_cast<int>(members.size());
     row.tier.mean_rel_error = mean_rel_error(m, members);
     for (const Shape* s : members) {
@@ -193,20 +195,10 @@ std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, con
         if (!logged && i < s->points->choices.size() && s->points->choices[i]) ++row.unusable_choices;
       }
     }
-    if (members.size() >= 2) {
-      double sum = 0;
-      for (size_t i = 0; i < members.size(); ++i) {
-        std::vector<const Shape*> rest;
-        for (size_t j = 0; j < members.size(); ++j) {
-          if (j != i) rest.push_back(members[j]);
-        }
-        const ShapePoints& s = *members[i]->points;
-        ShapeHoldout h{s.kind, s.group, s.groups_per_node, mean_rel_error(fit_shapes(rest), {members[i]})};
-        sum += h.rel_error;
-        row.holdout.push_back(h);
-      }
-      row.tier.holdout_rel_error = sum / members.size();
-    }
+    row.tier.holdout_rel_error = leave_one_out(
+        members, [](const Shape* s) -> const ShapePoints& { return *s->points; },
+        [](const std::vector<const Shape*>& rest, const Shape* s) { return mean_rel_error(fit_shapes(rest), {s}); },
+        row.holdout);
     out.push_back(std::move(row));
   }
   return out;

@@ -53,14 +53,15 @@ ShapePoints shape(const ClusterSpec& c, CollectiveKind kind, CommGroup g, int gr
 }
 
 std::vector<ShapePoints> cluster_shapes(const ClusterSpec& c, bool log_choices) {
-  const NcclModelCalibration intra = params(0.8, 3e-6), shared = params(0.55, 9e-6), alone = params(0.9, 2e-6);
+  const NcclModelCalibration intra = params(0.8, 3e-6), shared = params(0.55, 9e-6), alone = params(0.9, 2e-6),
+                             nodes = params(0.45, 12e-6);
   std::vector<ShapePoints> s;
   for (CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
     for (int p : {2, 4, 8}) s.push_back(shape(c, k, {p, p}, 1, intra, log_choices));
     for (int n : {2, 4}) {
       s.push_back(shape(c, k, {n, 1}, 8, shared, log_choices));
       s.push_back(shape(c, k, {n, 1}, 1, alone, log_choices));
-      s.push_back(shape(c, k, {8 * n, 8}, 1, shared, log_choices));
+      s.push_back(shape(c, k, {8 * n, 8}, 1, nodes, log_choices));
     }
   }
   s.push_back(ShapePoints{CollectiveKind::all_reduce, {1, 1}, 1, {{8, 1e-6}}, {}});  // one rank: left out
@@ -69,19 +70,22 @@ std::vector<ShapePoints> cluster_shapes(const ClusterSpec& c, bool log_choices) 
 }
 
 void check_recovered(const std::vector<NcclModelFitRow>& tiers) {
-  REQUIRE(tiers.size() == 3);
+  REQUIRE(tiers.size() == 4);
   CHECK_FALSE(tiers[0].tier.inter_node);
   CHECK(tiers[0].tier.shapes == 9);
   CHECK(tiers[0].tier.bw_efficiency == Approx(0.8).epsilon(1e-4));
   CHECK(tiers[0].tier.latency_offset_s == Approx(3e-6).margin(1e-9));
   CHECK(tiers[1].tier.inter_node);
-  CHECK(tiers[1].tier.nic_load == 1);
+  CHECK((tiers[1].tier.ranks_per_node == 1 && tiers[1].tier.groups_per_node == 1));
   CHECK(tiers[1].tier.bw_efficiency == Approx(0.9).epsilon(1e-4));
   CHECK(tiers[1].tier.latency_offset_s == Approx(2e-6).margin(1e-9));
-  CHECK(tiers[2].tier.nic_load == 8);
-  CHECK(tiers[2].tier.shapes == 12);  // 2 and 4 nodes x 1 rank per node x 8 groups, and whole nodes
+  CHECK((tiers[2].tier.ranks_per_node == 1 && tiers[2].tier.groups_per_node == 8));
+  CHECK(tiers[2].tier.shapes == 6);  // 2 and 4 nodes x 1 rank per node x 8 groups
   CHECK(tiers[2].tier.bw_efficiency == Approx(0.55).epsilon(1e-4));
   CHECK(tiers[2].tier.latency_offset_s == Approx(9e-6).margin(1e-9));
+  CHECK((tiers[3].tier.ranks_per_node == 8 && tiers[3].tier.groups_per_node == 1));  // whole nodes
+  CHECK(tiers[3].tier.bw_efficiency == Approx(0.45).epsilon(1e-4));
+  CHECK(tiers[3].tier.latency_offset_s == Approx(12e-6).margin(1e-9));
   for (const NcclModelFitRow& t : tiers) {
     CHECK(t.tier.mean_rel_error < 1e-4);
     REQUIRE(t.holdout.size() == static_cast<size_t>(t.tier.shapes));
@@ -151,7 +155,8 @@ TEST_CASE("fitted NCCL-model tiers price unmeasured mesh dims; measured entries 
   intra.shapes = intra.points = 1;
   NcclModelCalibration inter = params(0.5, 10e-6);
   inter.inter_node = true;
-  inter.nic_load = 8;
+  inter.ranks_per_node = 1;
+  inter.groups_per_node = 8;
   inter.shapes = inter.points = 1;
   cal.nccl_model = {intra, inter};
   cal.nccl_basis = nccl_model_basis(c);
@@ -164,7 +169,7 @@ TEST_CASE("fitted NCCL-model tiers price unmeasured mesh dims; measured entries 
   // The JSON keeps the tiers and the basis; the loader checks them.
   const Calibration back = calibration_from_json(calibration_to_json(cal), "c.json");
   REQUIRE(back.nccl_model.size() == 2);
-  CHECK(back.nccl_model[1].nic_load == 8);
+  CHECK(back.nccl_model[1].groups_per_node == 8);
   CHECK(back.nccl_model[1].bw_efficiency == 0.5);
   CHECK(back.nccl_basis.cluster == "dgx-h100");
   nlohmann::json bad = calibration_to_json(cal);

@@ -205,7 +205,10 @@ NcclModelCalibration read_nccl_tier(const nlohmann::json& j, const std::string& 
   const std::string tier = f.string("tier");
   if (tier != "intra_node" && tier != "inter_node") f.fail("tier", "expected \"intra_node\" or \"inter_node\"");
   t.inter_node = tier == "inter_node";
-  if (t.inter_node) t.nic_load = f.integer("nic_load", 1, 1 << 24);
+  if (t.inter_node) {
+    t.ranks_per_node = f.integer("ranks_per_node", 1, 1 << 24);
+    t.groups_per_node = f.integer("groups_per_node", 1, 1 << 24);
+  }
   t.bw_efficiency = f.number("bw_efficiency", 1e-3, 10);
   t.latency_offset_s = f.number("latency_offset_s", -1, 1);
   t.shapes = f.integer("shapes", 1, 1 << 30);
@@ -233,7 +236,9 @@ void read_nccl_model(const nlohmann::json& j, const std::string& source, Calibra
     const std::string path = indexed("nccl_model.tiers", i);
     NcclModelCalibration t = read_nccl_tier(tiers[i], source, path);
     for (const NcclModelCalibration& o : c.nccl_model) {
-      if (o.inter_node == t.inter_node && o.nic_load == t.nic_load) throw InputError(source, path, "duplicate tier");
+      if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node && o.groups_per_node == t.groups_per_node) {
+        throw InputError(source, path, "duplicate tier");
+      }
     }
     c.nccl_model.push_back(t);
   }
@@ -363,8 +368,8 @@ const NcclModelCalibration* Calibration::find_nccl_model(CollectiveKind kind, co
   double best_gap = 0;
   for (const NcclModelCalibration& t : nccl_model) {
     if (t.inter_node != inter) continue;
-    if (!inter) return &t;
-    const double gap = std::abs(std::log(double(t.nic_load) / load));
+    if (!inter || (t.ranks_per_node == g.ranks_per_node && t.groups_per_node == groups_per_node)) return &t;
+    const double gap = std::abs(std::log(double(t.ranks_per_node) * t.groups_per_node / load));
     if (!best || gap < best_gap) best = &t, best_gap = gap;
   }
   return best;
@@ -553,7 +558,10 @@ nlohmann::json calibration_to_json(const Calibration& c) {
     json tiers = json::array();
     for (const NcclModelCalibration& t : c.nccl_model) {
       json jt = {{"tier", t.inter_node ? "inter_node" : "intra_node"}};
-      if (t.inter_node) jt["nic_load"] = t.nic_load;
+      if (t.inter_node) {
+        jt["ranks_per_node"] = t.ranks_per_node;
+        jt["groups_per_node"] = t.groups_per_node;
+      }
       jt["bw_efficiency"] = t.bw_efficiency;
       jt["latency_offset_s"] = t.latency_offset_s;
       jt["shapes"] = t.shapes;

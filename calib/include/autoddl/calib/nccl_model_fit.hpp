@@ -1,6 +1,6 @@
 // Fits NCCL's cost model (costmodel/cluster/src/nccl_model.cpp, a transcription of NCCL's tuner)
 // to measured all-reduce, all-gather and reduce-scatter sizes: per tier (intra-node; inter-node
-// per NIC load) a bandwidth efficiency η that multiplies every (algorithm, protocol) bandwidth and
+// per (ranks per node, groups per node)) a bandwidth efficiency η that multiplies every (algorithm, protocol) bandwidth and
 // a latency offset δ added to every latency (costmodel::NcclModelCalibration), keeping NCCL's
 // structure, constants and choice of the fastest (algorithm, protocol). Where NCCL's log named the
 // algorithm and protocol of a size (the measurement rows' nccl_algo/nccl_proto), that size is
@@ -26,7 +26,7 @@ struct NcclModelFitRow {
 };
 
 // `c` must have an nccl block (throws InputError otherwise). Shapes of other kinds or of one rank
-// are left out. Tiers come intra-node first, then inter-node by NIC load.
+// are left out. Tiers come intra-node first, then inter-node by ranks per node, groups per node.
 std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, const std::vector<ShapePoints>& shapes);
 
 // The basis the tiers were fitted against (for Calibration::nccl_basis).

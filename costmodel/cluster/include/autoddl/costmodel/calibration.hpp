@@ -84,11 +84,12 @@ bool link_tier_collective(CollectiveKind kind);
 // nccl_model_fit): every (algorithm, protocol) bandwidth of NCCL's tuner times bw_efficiency,
 // every latency plus latency_offset_s. NCCL's structure, constants and choice of the fastest
 // (algorithm, protocol) stay as they are. Tiers: intra-node (groups inside one node) and
-// inter-node per NIC load (ranks per node x groups per node: the GPUs of a node that use its
-// NICs at once).
+// inter-node per (ranks per node, groups per node), like the link tiers: groups that share a
+// node's NICs do not see the bandwidth NCCL's model gives one group alone.
 struct NcclModelCalibration {
   bool inter_node = false;
-  int nic_load = 0;  // inter-node only
+  int ranks_per_node = 0;   // inter-node only
+  int groups_per_node = 1;  // inter-node only
   double bw_efficiency = 1;
   double latency_offset_s = 0;
   int shapes = 0;                           // measured group shapes behind the fit
@@ -162,8 +163,9 @@ struct Calibration {
                                        int groups_per_node) const;
   const EfficiencyCalibration* find_efficiency(std::string_view op, DType dtype) const;
   // The NCCL-model tier for g's shape run `groups_per_node` at a time: inside one node the
-  // intra-node tier; across nodes the inter-node tier with the same NIC load, else the one
-  // nearest in NIC load (ratio). Null if none, or for kinds NCCL's model does not price.
+  // intra-node tier; across nodes the inter-node tier with the same ranks per node and groups
+  // per node, else the one nearest in NIC load (ranks per node x groups per node, by ratio; the
+  // first of equals). Null if none, or for kinds NCCL's model does not price.
   const NcclModelCalibration* find_nccl_model(CollectiveKind kind, const CommGroup& g, int groups_per_node) const;
 
   // Calibrated time of one collective of `bytes` (nccl-tests size) over group g: the measured
