@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "autoddl/calib/calibrate_plan.hpp"
+#include "autoddl/calib/measurements.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "cli_util.hpp"
@@ -72,6 +73,45 @@ int run_plan(const std::vector<calib::PlannedRun>& plan, const fs::path& bin, co
              const std::string& launcher);
 void print_next(const fs::path& out);
 
+// NCCL's debug log of an NCCL program, one file per process (NCCL_DEBUG_FILE's %h host, %p pid;
+// the program sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING unless the user set NCCL_DEBUG).
+constexpr const char* kNcclLogPattern = ".nccl.%h.%p.log";
+
+std::vector<fs::path> nccl_logs(const fs::path& out, const std::string& stem) {
+  std::vector<fs::path> logs;
+  const std::string prefix = stem + ".nccl.";
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 4 && name.substr(name.size() - 4) == ".log") {
+      logs.push_back(e.path());
+    }
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+void remove_nccl_logs(const fs::path& out, const std::string& stem) {
+  std::error_code ec;
+  for (const fs::path& p : nccl_logs(out, stem)) fs::remove(p, ec);
+}
+
+// Attaches NCCL's logged algorithm/protocol to <stem>.json, from the per-process logs and the
+// run's stdout (where NCCL writes when the user set NCCL_DEBUG without NCCL_DEBUG_FILE); the
+// text for the run's "ok (...)" line.
+std::string attach_nccl_logs(const fs::path& out, const std::string& stem) {
+  std::vector<std::string> files;
+  for (const fs::path& p : nccl_logs(out, stem)) files.push_back(p.string());
+  files.push_back((out / (stem + ".txt")).string());
+  try {
+    const int rows = calib::attach_nccl_log_files((out / (stem + ".json")).string(), files);
+    if (rows == 0) return ", no NCCL tuning lines: algorithm/protocol not recorded";
+    return ", NCCL algorithm/protocol for " + std::to_string(rows) + " rows";
+  } catch (const InputError& e) {
+    return ", NCCL log not attached: " + safe_text(e.what());
+  }
+}
+
 int run_calibrate(const CalibrateArgs& a) {
   fs::path bin = a.bin_dir.empty() ? default_bin_dir() : fs::path(a.bin_dir);
   if (!fs::exists(bin / "gpu_info")) {
@@ -127,6 +167,11 @@ int run_plan(const std::vector<calib::PlannedRun>& plan, const fs::path& bin, co
     std::vector<std::string> argv = {exe.string()};
     argv.insert(argv.end(), r.args.begin(), r.args.end());
     argv.insert(argv.end(), {"--json", (out / (r.stem + ".json")).string()});
+    const bool nccl = r.program.rfind("nccl_", 0) == 0;
+    if (nccl) {
+      remove_nccl_logs(out, r.stem);  // a previous run's logs in the same folder
+      argv.insert(argv.end(), {"--nccl-log", (out / (r.stem + kNcclLogPattern)).string()});
+    }
     if (!launcher.empty()) {
       std::string line = launcher;
       for (const std::string& w : argv) line += " " + shell_word(w);
@@ -137,7 +182,7 @@ int run_plan(const std::vector<calib::PlannedRun>& plan, const fs::path& bin, co
     int rc = run_logged(argv, out / (r.stem + ".txt"));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rc == 0) {
-      std::printf("ok (%.1f s)\n", s);
+      std::printf("ok (%.1f s%s)\n", s, nccl ? attach_nccl_logs(out, r.stem).c_str() : "");
     } else {
       ++failures;
       std::printf("failed (exit %d), see %s\n", rc, (out / (r.stem + ".txt")).c_str());

@@ -73,8 +73,9 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
 }
 
 // With a calibrated cluster: per mesh dim, the all-reduce of 1 GiB (nccl-tests size) and where
-// its time comes from (measured with this group shape, the fitted link tier, or the preset's
-// α-β), so a user sees which dims the calibration covers. Also stored in --json's "mesh_dims".
+// its time comes from (measured with this group shape, NCCL's model with the fitted NCCL-model
+// tier, the fitted link tier, or the cluster's own model), so a user sees which dims the
+// calibration covers. Also stored in --json's "mesh_dims".
 nlohmann::json mesh_dims_report(const costmodel::ClusterSpec& c, const std::vector<int>& shape) {
   using namespace costmodel;
   nlohmann::json dims = nlohmann::json::array();
@@ -84,15 +85,12 @@ nlohmann::json mesh_dims_report(const costmodel::ClusterSpec& c, const std::vect
   std::printf("\n  mesh dims (calibration %s), all_reduce of 1 GiB:\n", c.calibration_file.c_str());
   for (int d = 0; d < mesh.ndims(); ++d) {
     const MeshDim& m = mesh.dims[d];
-    CalibrationMatch how = CalibrationMatch::none;
-    if (m.size > 1) {
-      c.calibration->collective_time_s(CollectiveKind::all_reduce, CommGroup{m.size, m.ranks_per_node},
-                                       m.groups_per_node, bytes, &how);
-    }
+    const CalibrationMatch how = mesh.calibration_match(d, CollectiveKind::all_reduce);
     const double t = mesh.collective_time_s(d, CollectiveKind::all_reduce, bytes);
-    const char* source = how == CalibrationMatch::measured    ? "measured"
-                         : how == CalibrationMatch::link_tier ? "link-tier fit"
-                                                              : "cluster model";
+    const char* source = how == CalibrationMatch::measured     ? "measured"
+                         : how == CalibrationMatch::nccl_model ? "nccl-model fit"
+                         : how == CalibrationMatch::link_tier  ? "link-tier fit"
+                                                               : "cluster model";
     std::printf("    dim %d: %d ranks, %d per node, %d groups per node%s  %12s  %s\n", d, m.size,
                 m.ranks_per_node, m.groups_per_node, m.crosses_nodes ? ", across nodes" : ", inside a node",
                 human_seconds(t).c_str(), source);

@@ -107,6 +107,7 @@ int run_fit(const FitArgs& a) {
       if (c.gpu.peak_flops(t) > 0) opt.peak_flops_per_s[t] = c.gpu.peak_flops(t);
     }
     opt.peak_source = "cluster " + a.cluster;
+    opt.nccl_cluster = std::move(c);
   }
   if (!a.peak.empty()) {
     for (auto [t, v] : parse_peaks(a.peak)) opt.peak_flops_per_s[t] = v;
@@ -150,7 +151,8 @@ RunFn setup_fit(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--peak", a->peak,
                  "reference peak FLOP/s for kernel efficiencies, e.g. bf16=989e12,fp32=67e12");
-  sub.add_option("--cluster", a->cluster, "take the reference peaks from this cluster preset or file");
+  sub.add_option("--cluster", a->cluster, "the cluster measured (preset or file): reference peaks from its GPU, and NCCL's model "
+                 "fitted against its nccl block");
   sub.add_flag("--no-measured-tables", a->no_tables,
                "store only the α-β bands, not the measured (bytes, time) tables");
   sub.footer(

@@ -45,6 +45,8 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --groups-per-node K  K such groups at once, sharing the NICs (default 1)\n"
                "      --launch graph|stream  timed loop as one CUDA graph per GPU, or launched call by call\n"
                "                         (default: graph for the NCCL programs without --group-ranks)\n"
+               "      --nccl-log PATTERN NCCL: NCCL's debug log per process (NCCL_DEBUG_FILE, %%h host, %%p pid) with\n"
+               "                         NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING, unless NCCL_DEBUG is set\n"
                "      --json FILE        write result rows (autoddl-measurements/1)\n"
                "      --trace FILE       write a Chrome trace of every GPU activity\n",
                info.name, info.description, info.name);
@@ -166,6 +168,7 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
       if (o.launch != "graph" && o.launch != "stream") usage(info, "--launch takes graph or stream");
     } else if (a == "--quick") o.quick = true;
     else if (a == "--json") o.json_path = value(i);
+    else if (a == "--nccl-log") o.nccl_log = value(i);
     else if (a == "--trace") o.trace_path = value(i);
     else usage(info, "unknown option '" + a + "'");
   }

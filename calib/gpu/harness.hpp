@@ -60,6 +60,7 @@ struct Options {
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
   std::string json_path;        // result rows; empty: stdout table only
   std::string trace_path;       // Chrome trace of every CUPTI activity of the run
+  std::string nccl_log;         // NCCL programs: NCCL_DEBUG_FILE pattern (nccl_debug_setup)
   // One process per GPU under a launcher (MPI builds of the nccl_* programs): the world is split
   // into groups of group_ranks ranks, ranks_per_node on each node they span, groups_per_node of
   // them running at once (calib/src/calibrate_plan.cpp). 0: one process drives its GPUs.

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace autoddl::calib::gpu {
 
@@ -339,7 +341,25 @@ ncclComm_t nccl_world(const Place& w) {
 }
 #endif
 
+std::string nccl_debug_setup(int argc, char** argv) {
+  std::string pattern;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--nccl-log") pattern = argv[i + 1];
+  }
+  if (pattern.empty()) return "";
+  if (const char* user = std::getenv("NCCL_DEBUG")) {
+    return std::string("# NCCL_DEBUG=") + user + " set by the user, left as it is: NCCL's algorithm/protocol is " +
+           "recorded only where its TUNING lines reach " + pattern + " or this output";
+  }
+  setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("NCCL_DEBUG_SUBSYS", "INIT,ENV,TUNING", 0);
+  setenv("NCCL_DEBUG_FILE", pattern.c_str(), 0);
+  return std::string("# NCCL log: ") + std::getenv("NCCL_DEBUG_FILE") + " (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=" +
+         std::getenv("NCCL_DEBUG_SUBSYS") + ")";
+}
+
 int nccl_main(int argc, char** argv, const CollectiveBench& c) {
+  const std::string nccl_log_note = nccl_debug_setup(argc, argv);  // before NCCL reads its environment
   std::string name = std::string("nccl_") + c.name;
   std::string what = std::string("NCCL ") + c.name + " over all visible GPUs of this process (nccl-tests sizes)";
   BenchInfo info{name.c_str(), what.c_str()};
@@ -358,6 +378,7 @@ int nccl_main(int argc, char** argv, const CollectiveBench& c) {
     }
   }
   int rc = run_main(static_cast<int>(args.size()), args.data(), info, [&](const Options& opt, Report& report) {
+    if (!nccl_log_note.empty()) std::printf("%s\n", nccl_log_note.c_str());
     report.version("nccl", nccl_version());
     if (opt.group_ranks > 0) {
       run_collective_mpi(opt, report, c);
@@ -372,6 +393,7 @@ int nccl_main(int argc, char** argv, const CollectiveBench& c) {
   return rc;
 #else
   return run_main(argc, argv, info, [&](const Options& opt, Report& report) {
+    if (!nccl_log_note.empty()) std::printf("%s\n", nccl_log_note.c_str());
     report.version("nccl", nccl_version());
     if (opt.group_ranks > 0) {
       Row row;

@@ -45,6 +45,14 @@ struct CollectiveBench {
 
 int nccl_main(int argc, char** argv, const CollectiveBench& c);
 
+// With --nccl-log PATTERN among the arguments and NCCL_DEBUG unset: NCCL_DEBUG=INFO,
+// NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING and NCCL_DEBUG_FILE=PATTERN (each only where the user has not
+// set it), before NCCL reads its environment, so that NCCL's version, settings, communicators and
+// per-call algorithm/protocol choice land in one file per process for `autoddl calibrate` to read
+// back (calib/include/autoddl/calib/nccl_debug_log.hpp). A user's own NCCL_DEBUG is left as it is.
+// Returns the "# ..." line the table starts with ("" without --nccl-log).
+std::string nccl_debug_setup(int argc, char** argv);
+
 #ifdef AUTODDL_WITH_MPI
 // The launcher path's MPI helpers (MPI builds only), shared by nccl_main and validate_runner.
 template <>

@@ -38,8 +38,20 @@ std::string now_utc() {
 
 struct CollectivePoints {
   std::map<double, std::vector<double>> times_by_bytes;
+  std::map<double, std::vector<NcclChoice>> choices_by_bytes;  // NCCL's logged choices
   std::set<std::string> sources;
 };
+
+// The choice logged most often for one size (ties: the first).
+std::optional<NcclChoice> most_common(const std::vector<NcclChoice>& v) {
+  std::optional<NcclChoice> best;
+  size_t best_n = 0;
+  for (const NcclChoice& c : v) {
+    const size_t n = static_cast<size_t>(std::count(v.begin(), v.end(), c));
+    if (n > best_n) best = c, best_n = n;
+  }
+  return best;
+}
 
 struct KernelPoints {
   std::vector<KernelSample> samples;
@@ -95,6 +107,7 @@ void add_measurements(const std::vector<MeasurementFile>& files,
         if (r.size_bytes <= 0) continue;
         GroupKey key{info->kind, r.ranks, r.ranks_per_node, r.groups_per_node};
         groups[key].times_by_bytes[r.size_bytes].push_back(time_s);
+        if (r.nccl) groups[key].choices_by_bytes[r.size_bytes].push_back(*r.nccl);
         groups[key].sources.insert(f.path);
       } else if (r.name == "gemm" || r.name == "conv") {
         DType dtype;
@@ -189,7 +202,14 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
     row.groups_per_node = std::get<3>(key);
     row.points = static_cast<int>(points.size());
     row.fit = fit_group(points, opt.bands);
-    shapes.push_back({row.kind, row.group, row.groups_per_node, points});
+    ShapePoints shape{row.kind, row.group, row.groups_per_node, points, {}};
+    if (!g.choices_by_bytes.empty()) {
+      for (const SizeTime& p : points) {
+        auto it = g.choices_by_bytes.find(p.bytes);
+        shape.choices.push_back(it == g.choices_by_bytes.end() ? std::nullopt : most_common(it->second));
+      }
+    }
+    shapes.push_back(std::move(shape));
 
     costmodel::CollectiveCalibration cc;
     cc.kind = row.kind;
@@ -209,6 +229,23 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
   if (opt.link_tiers) {
     out.link_tiers = fit_link_tiers(shapes);
     for (const LinkTierFitRow& t : out.link_tiers) cal.link_tiers.push_back(t.tier);
+  }
+  if (!shapes.empty()) {
+    if (opt.nccl_cluster && opt.nccl_cluster->nccl) {
+      out.nccl_model = fit_nccl_model(*opt.nccl_cluster, shapes);
+      for (const NcclModelFitRow& t : out.nccl_model) {
+        cal.nccl_model.push_back(t.tier);
+        if (t.unusable_choices > 0) {
+          out.notes.push_back("nccl model: " + std::to_string(t.unusable_choices) +
+                              " sizes logged an algorithm/protocol that NCCL's model does not offer on cluster " +
+                              opt.nccl_cluster->name + " (e.g. CollNet); priced with the model's own pick");
+        }
+      }
+      if (!cal.nccl_model.empty()) cal.nccl_basis = nccl_model_basis(*opt.nccl_cluster);
+    } else {
+      out.notes.push_back(opt.nccl_cluster ? "cluster " + opt.nccl_cluster->name + " has no nccl block: NCCL's model not fitted"
+                                           : "no --cluster: NCCL's model not fitted (give the cluster the calibration is for)");
+    }
   }
 
   // Reference peak per dtype: given, or the best throughput measured in that dtype.

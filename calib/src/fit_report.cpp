@@ -34,6 +34,15 @@ void append(std::string& out, const char* fmt, auto... args) {
   out += buf;
 }
 
+// One line per group shape left out of its tier's fit.
+void append_holdout(std::string& out, const std::vector<ShapeHoldout>& holdout) {
+  for (const ShapeHoldout& h : holdout) {
+    append(out, "  held out %s over %d ranks, %d per node, %d groups per node: %.2f %%\n",
+           std::string(costmodel::collective_info(h.kind).name).c_str(), h.group.ranks, h.group.ranks_per_node,
+           h.groups_per_node, h.rel_error * 100);
+  }
+}
+
 }  // namespace
 
 std::string format_fit_report(const FitResult& r) {
@@ -71,11 +80,23 @@ std::string format_fit_report(const FitResult& r) {
              c.inter_node ? std::to_string(c.ranks_per_node).c_str() : "all", c.groups_per_node, c.shapes,
              c.fixed_s * 1e6, c.alpha_s * 1e6, c.beta_s_per_byte > 0 ? 1e-9 / c.beta_s_per_byte : 0.0, c.mean_rel_error * 100,
              percent(c.holdout_rel_error).c_str());
-      for (const ShapeHoldout& h : t.holdout) {
-        append(out, "  held out %s over %d ranks, %d per node, %d groups per node: %.2f %%\n",
-               std::string(costmodel::collective_info(h.kind).name).c_str(), h.group.ranks,
-               h.group.ranks_per_node, h.groups_per_node, h.rel_error * 100);
-      }
+      append_holdout(out, t.holdout);
+    }
+  }
+  if (!r.nccl_model.empty()) {
+    // NCCL's model with per-tier bandwidth efficiency and latency offset; held-out as above.
+    if (!out.empty()) out += "\n";
+    append(out, "%-10s %8s %6s %6s %6s %10s %9s %9s %9s %9s\n", "nccl model", "per_node", "groups", "shapes",
+           "points", "logged", "bw_eff", "latency", "mean_err", "held-out");
+    append(out, "%-10s %8s %6s %6s %6s %10s %9s %9s %9s %9s\n", "", "", "/node", "", "", "algo/proto", "", "+(us)",
+           "(%)", "(%)");
+    for (const NcclModelFitRow& t : r.nccl_model) {
+      const costmodel::NcclModelCalibration& c = t.tier;
+      append(out, "%-10s %8s %6d %6d %6d %10d %9.3f %9.2f %9.2f %9s\n", c.inter_node ? "inter-node" : "intra-node",
+             c.inter_node ? std::to_string(c.ranks_per_node).c_str() : "all", c.groups_per_node, c.shapes, c.points,
+             c.attributed_points,
+             c.bw_efficiency, c.latency_offset_s * 1e6, c.mean_rel_error * 100, percent(c.holdout_rel_error).c_str());
+      append_holdout(out, t.holdout);
     }
   }
   if (!r.efficiency.empty()) {

@@ -98,20 +98,10 @@ std::vector<LinkTierFitRow> fit_link_tiers(const std::vector<ShapePoints>& shape
     row.tier.beta_s_per_byte = m.beta_s_per_byte;
     row.tier.shapes = static_cast<int>(members.size());
     row.tier.mean_rel_error = mean_rel_error(m, members);
-    if (members.size() >= 2) {
-      double sum = 0;
-      for (size_t i = 0; i < members.size(); ++i) {
-        std::vector<const ShapePoints*> rest;
-        for (size_t j = 0; j < members.size(); ++j) {
-          if (j != i) rest.push_back(members[j]);
-        }
-        const ShapePoints& s = *members[i];
-        ShapeHoldout h{s.kind, s.group, s.groups_per_node, mean_rel_error(fit_shapes(rest), {&s})};
-        sum += h.rel_error;
-        row.holdout.push_back(h);
-      }
-      row.tier.holdout_rel_error = sum / members.size();
-    }
+    row.tier.holdout_rel_error = leave_one_out(
+        members, [](const ShapePoints* s) -> const ShapePoints& { return *s; },
+        [](const std::vector<const ShapePoints*>& rest, const ShapePoints* s) { return mean_rel_error(fit_shapes(rest), {s}); },
+        row.holdout);
     out.push_back(std::move(row));
   }
   return out;

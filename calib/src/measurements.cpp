@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 
@@ -44,10 +45,68 @@ double num(const nlohmann::json& j, const char* key, const std::string& source,
   return v.get<double>();
 }
 
+int integer_in(const nlohmann::json& j, const char* key, int lo, int hi, const std::string& source,
+               const std::string& path) {
+  if (!json_int_in(j.at(key), lo, hi)) {
+    const std::string top = hi == (1 << 24) ? "2^24" : std::to_string(hi);
+    throw InputError(source, path + key, "expected an integer in [" + std::to_string(lo) + ", " + top + "]");
+  }
+  return static_cast<int>(j.at(key).get<int64_t>());
+}
+
+NcclRunInfo read_nccl_run(const nlohmann::json& j, const std::string& source) {
+  exact_keys(j, {"version", "env", "communicators", "coll_channels", "nvls_channels", "logs"}, source, "nccl");
+  NcclRunInfo r;
+  r.version = str(j, "version", source, "nccl.");
+  if (!j.at("env").is_object()) throw InputError(source, "nccl.env", "expected an object");
+  for (auto it = j.at("env").begin(); it != j.at("env").end(); ++it) {
+    if (!it.value().is_string()) throw InputError(source, "nccl.env." + it.key(), "expected a string");
+    r.env[it.key()] = it.value().get<std::string>();
+  }
+  const nlohmann::json& comms = j.at("communicators");
+  if (!comms.is_array()) throw InputError(source, "nccl.communicators", "expected an array");
+  for (size_t i = 0; i < comms.size(); ++i) {
+    const std::string path = "nccl.communicators[" + std::to_string(i) + "]";
+    exact_keys(comms[i], {"ranks", "nodes", "local_ranks"}, source, path);
+    r.comms.push_back({integer_in(comms[i], "ranks", 1, 1 << 24, source, path + "."),
+                       integer_in(comms[i], "nodes", 1, 1 << 24, source, path + "."),
+                       integer_in(comms[i], "local_ranks", 1, 1 << 24, source, path + ".")});
+  }
+  r.coll_channels = integer_in(j, "coll_channels", 0, 1024, source, "nccl.");
+  r.nvls_channels = integer_in(j, "nvls_channels", 0, 1024, source, "nccl.");
+  const nlohmann::json& logs = j.at("logs");
+  if (!logs.is_array()) throw InputError(source, "nccl.logs", "expected an array");
+  for (size_t i = 0; i < logs.size(); ++i) {
+    if (!logs[i].is_string()) throw InputError(source, "nccl.logs[" + std::to_string(i) + "]", "expected a string");
+    r.logs.push_back(logs[i].get<std::string>());
+  }
+  return r;
+}
+
+// The optional nccl_algo / nccl_proto / nccl_channels of a row (algo and proto come together).
+std::optional<NcclChoice> read_row_choice(const nlohmann::json& r, const std::string& source, const std::string& path) {
+  if (!r.contains("nccl_algo") && !r.contains("nccl_proto") && !r.contains("nccl_channels")) return std::nullopt;
+  for (const char* key : {"nccl_algo", "nccl_proto"}) {
+    if (!r.contains(key)) throw InputError(source, path + key, "missing (nccl_algo and nccl_proto come together)");
+  }
+  NcclChoice c;
+  c.algo = str(r, "nccl_algo", source, path);
+  if (!known_nccl_algo(c.algo)) {
+    throw InputError(source, path + "nccl_algo",
+                     "unknown NCCL algorithm '" + c.algo + "' (ring, tree, nvls, nvls_tree, pat, collnet_direct, collnet_chain)");
+  }
+  c.proto = str(r, "nccl_proto", source, path);
+  if (!known_nccl_proto(c.proto)) {
+    throw InputError(source, path + "nccl_proto", "unknown NCCL protocol '" + c.proto + "' (LL, LL128, Simple)");
+  }
+  if (r.contains("nccl_channels")) c.channels = integer_in(r, "nccl_channels", 1, 1024, source, path);
+  return c;
+}
+
 }  // namespace
 
 MeasurementFile measurements_from_json(const nlohmann::json& j, const std::string& source) {
-  exact_keys(j, {"format", "benchmark", "provenance", "rows"}, source, "");
+  exact_keys(j, {"format", "benchmark", "provenance", "rows"}, source, "", {"nccl"});
   MeasurementFile m;
   m.path = source;
   if (str(j, "format", source, "") != kFormat) {
@@ -62,6 +121,7 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
   m.host = str(p, "host", source, "provenance.");
   if (!p.at("versions").is_object()) throw InputError(source, "provenance.versions", "expected an object");
   m.versions = p.at("versions");
+  if (j.contains("nccl")) m.nccl = read_nccl_run(j.at("nccl"), source);
 
   const nlohmann::json& rows = j.at("rows");
   if (!rows.is_array()) throw InputError(source, "rows", "expected an array");
@@ -72,28 +132,19 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
                {"name", "size_bytes", "count", "dtype", "ranks", "ranks_per_node", "time_us",
                 "kernel_us", "algbw_GBps", "busbw_GBps", "flops", "tflops", "wrong", "shape",
                 "skipped"},
-               source, path, {"groups_per_node"});
+               source, path, {"groups_per_node", "nccl_algo", "nccl_proto", "nccl_channels"});
     path += ".";
     MeasurementRow row;
     row.name = str(r, "name", source, path);
     row.dtype = str(r, "dtype", source, path);
     row.size_bytes = num(r, "size_bytes", source, path);
     row.count = static_cast<int64_t>(num(r, "count", source, path));
-    for (auto [key, out] : {std::pair{"ranks", &row.ranks}, {"ranks_per_node", &row.ranks_per_node}}) {
-      if (!json_int_in(r.at(key), 1, 1 << 24)) {
-        throw InputError(source, path + key, "expected an integer in [1, 2^24]");
-      }
-      *out = static_cast<int>(r.at(key).get<int64_t>());
-    }
+    row.ranks = integer_in(r, "ranks", 1, 1 << 24, source, path);
+    row.ranks_per_node = integer_in(r, "ranks_per_node", 1, 1 << 24, source, path);
     if (row.ranks_per_node > row.ranks) {
       throw InputError(source, path + "ranks_per_node", "exceeds ranks");
     }
-    if (r.contains("groups_per_node")) {
-      if (!json_int_in(r.at("groups_per_node"), 1, 1 << 24)) {
-        throw InputError(source, path + "groups_per_node", "expected an integer in [1, 2^24]");
-      }
-      row.groups_per_node = static_cast<int>(r.at("groups_per_node").get<int64_t>());
-    }
+    if (r.contains("groups_per_node")) row.groups_per_node = integer_in(r, "groups_per_node", 1, 1 << 24, source, path);
     row.time_us = num(r, "time_us", source, path);
     if (!r.at("kernel_us").is_null()) row.kernel_us = num(r, "kernel_us", source, path);
     row.algbw_GBps = num(r, "algbw_GBps", source, path);
@@ -109,6 +160,7 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
     } else if (!(row.time_us > 0)) {
       throw InputError(source, path + "time_us", "must be positive in a row that was measured");
     }
+    row.nccl = read_row_choice(r, source, path);
     m.rows.push_back(std::move(row));
   }
   return m;
@@ -117,6 +169,75 @@ MeasurementFile measurements_from_json(const nlohmann::json& j, const std::strin
 MeasurementFile load_measurement_file(const std::string& path) {
   const nlohmann::json j = read_json_file(path);
   return guard_json(path, [&] { return measurements_from_json(j, path); });
+}
+
+nlohmann::json measurements_to_json(const MeasurementFile& m) {
+  using nlohmann::json;
+  json rows = json::array();
+  for (const MeasurementRow& r : m.rows) {
+    json jr = {{"name", r.name},
+               {"size_bytes", r.size_bytes},
+               {"count", r.count},
+               {"dtype", r.dtype},
+               {"ranks", r.ranks},
+               {"ranks_per_node", r.ranks_per_node},
+               {"time_us", r.time_us},
+               {"kernel_us", r.kernel_us ? json(*r.kernel_us) : json()},
+               {"algbw_GBps", r.algbw_GBps},
+               {"busbw_GBps", r.busbw_GBps},
+               {"flops", r.flops},
+               {"tflops", r.tflops},
+               {"wrong", r.wrong ? json(*r.wrong) : json()},
+               {"shape", r.shape},
+               {"skipped", r.skipped.empty() ? json() : json(r.skipped)}};
+    if (r.groups_per_node != 1) jr["groups_per_node"] = r.groups_per_node;
+    if (r.nccl) {
+      jr["nccl_algo"] = r.nccl->algo;
+      jr["nccl_proto"] = r.nccl->proto;
+      if (r.nccl->channels > 0) jr["nccl_channels"] = r.nccl->channels;
+    }
+    rows.push_back(std::move(jr));
+  }
+  json out = {{"format", std::string(kFormat)},
+              {"benchmark", m.benchmark},
+              {"provenance",
+               {{"device", m.device}, {"date", m.date}, {"command", m.command}, {"host", m.host}, {"versions", m.versions}}},
+              {"rows", rows}};
+  if (m.nccl) {
+    json comms = json::array();
+    for (const NcclCommRecord& c : m.nccl->comms) {
+      comms.push_back({{"ranks", c.ranks}, {"nodes", c.nodes}, {"local_ranks", c.local_ranks}});
+    }
+    out["nccl"] = {{"version", m.nccl->version},
+                   {"env", m.nccl->env},
+                   {"communicators", comms},
+                   {"coll_channels", m.nccl->coll_channels},
+                   {"nvls_channels", m.nccl->nvls_channels},
+                   {"logs", m.nccl->logs}};
+  }
+  return out;
+}
+
+int attach_nccl_log(MeasurementFile& m, const NcclDebugLog& log, const std::vector<std::string>& log_files) {
+  int attached = 0;
+  for (MeasurementRow& r : m.rows) {
+    if (!r.skipped.empty() || !costmodel::find_collective(r.name)) continue;
+    r.nccl = nccl_choice_at(log, r.name, r.ranks, r.size_bytes);
+    if (r.nccl) ++attached;
+  }
+  m.nccl = log.run;
+  m.nccl->logs = log_files;
+  return attached;
+}
+
+int attach_nccl_log_files(const std::string& path, const std::vector<std::string>& log_files) {
+  NcclDebugLog log;
+  for (const std::string& f : log_files) parse_nccl_debug_text(read_text_file(f), log);
+  if (log.tuning.empty() && log.run.version.empty()) return 0;  // no NCCL lines: the file stays as it is
+  MeasurementFile m = load_measurement_file(path);
+  const int attached = attach_nccl_log(m, log, log_files);
+  write_json_atomic(path, measurements_to_json(m));
+  return attached;
 }
 
 std::optional<MeasurementFile> load_measurement_file_if_any(const std::string& path, std::string& why_not) {

@@ -15,7 +15,7 @@ namespace {
 
 // Points of fixed + ring time for `kind` over `g`, 8 B .. 1 GiB.
 ShapePoints shape(CollectiveKind kind, CommGroup g, int groups, double fixed, double alpha, double beta) {
-  ShapePoints s{kind, g, groups, {}};
+  ShapePoints s{kind, g, groups, {}, {}};
   const auto& info = autoddl::costmodel::collective_info(kind);
   for (double b = 8; b <= (1 << 30); b *= 4) {
     s.points.push_back({b, fixed + info.latency_steps(g.ranks) * alpha + info.bw_factor(g.ranks) * b * beta});

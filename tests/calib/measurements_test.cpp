@@ -107,3 +107,55 @@ TEST_CASE("groups_per_node is an optional row key, 1 when absent", "[calib][meas
   shared["groups_per_node"] = 0;
   CHECK(load_error(file({shared})) == "m.json: rows[0].groups_per_node: expected an integer in [1, 2^24]");
 }
+
+TEST_CASE("NCCL's algorithm, protocol and run info round-trip through the measurement JSON",
+          "[calib][measurements]") {
+  json logged = row("all_reduce", 1 << 20, 25.5);
+  logged["nccl_algo"] = "nvls";
+  logged["nccl_proto"] = "Simple";
+  logged["nccl_channels"] = 16;
+  json no_channels = row("all_reduce", 1 << 10, 9.5);
+  no_channels["nccl_algo"] = "ring";
+  no_channels["nccl_proto"] = "LL";
+  json j = file({logged, no_channels, row("all_reduce", 1 << 12, 10)});
+  j["rows"][2]["groups_per_node"] = 2;
+  j["nccl"] = {{"version", "2.30.7+cuda13.0"},
+               {"env", {{"NCCL_IB_HCA", "mlx5"}}},
+               {"communicators", {{{"ranks", 8}, {"nodes", 1}, {"local_ranks", 8}}}},
+               {"coll_channels", 32},
+               {"nvls_channels", 16},
+               {"logs", {"out/nccl_all_reduce_g8.nccl.h.1.log"}}};
+  const MeasurementFile m = measurements_from_json(j, "m.json");
+  CHECK(m.rows[0].nccl == NcclChoice{"nvls", "Simple", 16});
+  CHECK(m.rows[1].nccl == NcclChoice{"ring", "LL", 0});
+  CHECK_FALSE(m.rows[2].nccl);
+  REQUIRE(m.nccl);
+  CHECK(m.nccl->comms == std::vector<NcclCommRecord>{{8, 1, 8}});
+  CHECK(m.nccl->env.at("NCCL_IB_HCA") == "mlx5");
+  // Written back, it is the same JSON, and loads to the same file.
+  const json back = measurements_to_json(m);
+  CHECK(back == j);
+  const MeasurementFile again = measurements_from_json(back, "m.json");
+  CHECK(again.rows[0].nccl == m.rows[0].nccl);
+  CHECK(again.nccl == m.nccl);
+}
+
+TEST_CASE("a file without NCCL fields still loads, and bad NCCL fields name their path", "[calib][measurements]") {
+  const MeasurementFile old = measurements_from_json(file({row("all_reduce", 1 << 20, 25.5)}), "m.json");
+  CHECK_FALSE(old.rows[0].nccl);
+  CHECK_FALSE(old.nccl);
+  json bad_algo = row("all_reduce", 1 << 20, 25.5);
+  bad_algo["nccl_algo"] = "warp";
+  bad_algo["nccl_proto"] = "LL";
+  CHECK(load_error(file({bad_algo})).rfind("m.json: rows[0].nccl_algo: unknown NCCL algorithm 'warp'", 0) == 0);
+  json half = row("all_reduce", 1 << 20, 25.5);
+  half["nccl_algo"] = "ring";
+  CHECK(load_error(file({half})) == "m.json: rows[0].nccl_proto: missing (nccl_algo and nccl_proto come together)");
+  json bad_proto = row("all_reduce", 1 << 20, 25.5);
+  bad_proto["nccl_algo"] = "ring";
+  bad_proto["nccl_proto"] = "SIMPLE";  // NCCL's spelling; the file uses costmodel's "Simple"
+  CHECK(load_error(file({bad_proto})) == "m.json: rows[0].nccl_proto: unknown NCCL protocol 'SIMPLE' (LL, LL128, Simple)");
+  json extra = file({row("all_reduce", 1 << 20, 25.5)});
+  extra["nccl"] = {{"version", "2.30.7"}};
+  CHECK(load_error(extra) == "m.json: nccl.env: missing");
+}

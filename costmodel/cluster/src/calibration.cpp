@@ -199,6 +199,52 @@ LinkTierCalibration read_link_tier(const nlohmann::json& j, const std::string& s
   return t;
 }
 
+NcclModelCalibration read_nccl_tier(const nlohmann::json& j, const std::string& source, const std::string& path) {
+  Fields f(j, source, path);
+  NcclModelCalibration t;
+  const std::string tier = f.string("tier");
+  if (tier != "intra_node" && tier != "inter_node") f.fail("tier", "expected \"intra_node\" or \"inter_node\"");
+  t.inter_node = tier == "inter_node";
+  if (t.inter_node) {
+    t.ranks_per_node = f.integer("ranks_per_node", 1, 1 << 24);
+    t.groups_per_node = f.integer("groups_per_node", 1, 1 << 24);
+  }
+  t.bw_efficiency = f.number("bw_efficiency", 1e-3, 10);
+  t.latency_offset_s = f.number("latency_offset_s", -1, 1);
+  t.shapes = f.integer("shapes", 1, 1 << 30);
+  t.points = f.integer("points", 1, 1 << 30);
+  t.attributed_points = f.integer("attributed_points", 0, t.points);
+  t.mean_rel_error = f.number("mean_rel_error", 0, 1e300);
+  t.holdout_rel_error = f.optional_number("holdout_rel_error", 0, 1e300);
+  f.finish();
+  return t;
+}
+
+void read_nccl_model(const nlohmann::json& j, const std::string& source, Calibration& c) {
+  Fields f(j, source, "nccl_model");
+  Fields b(f.get("fitted_against"), source, "nccl_model.fitted_against");
+  c.nccl_basis.cluster = b.string("cluster");
+  c.nccl_basis.arch = b.string("arch");
+  c.nccl_basis.nvlink_bw_GBps = b.number("nvlink_bw_GBps", 0, 1e9);
+  c.nccl_basis.nic_bw_bytes_per_s = b.number("nic_bw_bytes_per_s", 0, 1e300);
+  c.nccl_basis.nics_per_node = b.integer("nics_per_node", 0, 1 << 24);
+  c.nccl_basis.gpus_per_node = b.integer("gpus_per_node", 1, 1 << 24);
+  b.finish();
+  const nlohmann::json& tiers = f.array("tiers");
+  if (tiers.empty()) f.fail("tiers", "needs at least one tier");
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    const std::string path = indexed("nccl_model.tiers", i);
+    NcclModelCalibration t = read_nccl_tier(tiers[i], source, path);
+    for (const NcclModelCalibration& o : c.nccl_model) {
+      if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node && o.groups_per_node == t.groups_per_node) {
+        throw InputError(source, path, "duplicate tier");
+      }
+    }
+    c.nccl_model.push_back(t);
+  }
+  f.finish();
+}
+
 EfficiencyCalibration read_efficiency(const nlohmann::json& j, const std::string& source,
                                       const std::string& path) {
   Fields f(j, source, path);
@@ -293,6 +339,40 @@ const LinkTierCalibration* Calibration::find_tier(CollectiveKind kind, const Com
     }
   }
   return same_load;
+}
+
+NcclComm nccl_comm_for(const ClusterSpec& c, const CommGroup& g, int groups_per_node) {
+  return {g.ranks, g.ranks_per_node, double(c.inter.nics_per_node) / std::max(groups_per_node, 1)};
+}
+
+NcclTuning apply_nccl_calibration(NcclTuning t, const NcclModelCalibration& m) {
+  const float offset_us = float(m.latency_offset_s * 1e6);
+  for (int k = 0; k < NcclTuning::kKinds; ++k) {
+    for (int a = 0; a < kNcclAlgoCount; ++a) {
+      for (int p = 0; p < kNcclProtoCount; ++p) {
+        if (t.bw_GBps[k][a][p] <= 0) continue;
+        t.bw_GBps[k][a][p] = float(t.bw_GBps[k][a][p] * m.bw_efficiency);
+        t.lat_us[k][a][p] = std::max(0.0f, t.lat_us[k][a][p] + offset_us);
+      }
+    }
+  }
+  return t;
+}
+
+const NcclModelCalibration* Calibration::find_nccl_model(CollectiveKind kind, const CommGroup& g,
+                                                         int groups_per_node) const {
+  if (!link_tier_collective(kind) || g.ranks < 2) return nullptr;
+  const bool inter = g.ranks > g.ranks_per_node;
+  const int load = g.ranks_per_node * groups_per_node;
+  const NcclModelCalibration* best = nullptr;
+  double best_gap = 0;
+  for (const NcclModelCalibration& t : nccl_model) {
+    if (t.inter_node != inter) continue;
+    if (!inter || (t.ranks_per_node == g.ranks_per_node && t.groups_per_node == groups_per_node)) return &t;
+    const double gap = std::abs(std::log(double(t.ranks_per_node) * t.groups_per_node / load));
+    if (!best || gap < best_gap) best = &t, best_gap = gap;
+  }
+  return best;
 }
 
 const EfficiencyCalibration* Calibration::find_efficiency(std::string_view op,
@@ -399,6 +479,7 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& so
       c.link_tiers.push_back(t);
     }
   }
+  if (f.has("nccl_model")) read_nccl_model(f.get("nccl_model"), source, c);
   f.finish();
   return c;
 }
@@ -472,6 +553,33 @@ nlohmann::json calibration_to_json(const Calibration& c) {
       tiers.push_back(jt);
     }
     out["link_tiers"] = tiers;
+  }
+  if (!c.nccl_model.empty()) {
+    json tiers = json::array();
+    for (const NcclModelCalibration& t : c.nccl_model) {
+      json jt = {{"tier", t.inter_node ? "inter_node" : "intra_node"}};
+      if (t.inter_node) {
+        jt["ranks_per_node"] = t.ranks_per_node;
+        jt["groups_per_node"] = t.groups_per_node;
+      }
+      jt["bw_efficiency"] = t.bw_efficiency;
+      jt["latency_offset_s"] = t.latency_offset_s;
+      jt["shapes"] = t.shapes;
+      jt["points"] = t.points;
+      jt["attributed_points"] = t.attributed_points;
+      jt["mean_rel_error"] = t.mean_rel_error;
+      if (t.holdout_rel_error) jt["holdout_rel_error"] = *t.holdout_rel_error;
+      tiers.push_back(jt);
+    }
+    const NcclModelBasis& b = c.nccl_basis;
+    out["nccl_model"] = {{"fitted_against",
+                          {{"cluster", b.cluster},
+                           {"arch", b.arch},
+                           {"nvlink_bw_GBps", b.nvlink_bw_GBps},
+                           {"nic_bw_bytes_per_s", b.nic_bw_bytes_per_s},
+                           {"nics_per_node", b.nics_per_node},
+                           {"gpus_per_node", b.gpus_per_node}}},
+                         {"tiers", tiers}};
   }
   return out;
 }

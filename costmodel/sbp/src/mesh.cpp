@@ -22,8 +22,14 @@ double DeviceMesh::collective_time_s(int d, CollectiveKind kind, double bytes) c
 CollectiveEstimate DeviceMesh::collective(int d, CollectiveKind kind, double bytes) const {
   const MeshDim& m = dims[d];
   if (calibration && m.size > 1) {
-    double t = calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node},
-                                              m.groups_per_node, bytes);
+    CalibrationMatch how = CalibrationMatch::none;
+    const double t = calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node},
+                                                    m.groups_per_node, bytes, &how);
+    if (how == CalibrationMatch::measured) return {t, CollectiveAlgo::calibrated, {}};
+    if (m.nccl_fitted) {
+      const NcclEstimate e = nccl_time(*m.nccl_fitted, kind, bytes);
+      if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
+    }
     if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
   }
   if (m.nccl && m.size > 1) {
@@ -31,6 +37,16 @@ CollectiveEstimate DeviceMesh::collective(int d, CollectiveKind kind, double byt
     if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
   }
   return tier_collective_time(kind, m.size, bytes, m.tier);
+}
+
+CalibrationMatch DeviceMesh::calibration_match(int d, CollectiveKind kind) const {
+  const MeshDim& m = dims[d];
+  if (!calibration || m.size <= 1) return CalibrationMatch::none;
+  CalibrationMatch how = CalibrationMatch::none;
+  calibration->collective_time_s(kind, CommGroup{m.size, m.ranks_per_node}, m.groups_per_node, 1, &how);
+  if (how == CalibrationMatch::measured) return how;
+  if (m.nccl_fitted && nccl_time(*m.nccl_fitted, kind, 1).time_s >= 0) return CalibrationMatch::nccl_model;
+  return how;
 }
 
 std::vector<int> DeviceMesh::shape() const {
@@ -119,8 +135,13 @@ DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const 
     }
     if (c.nccl && d.size > 1) {
       // The dim's groups_per_node groups share the node's NICs (one NIC per GPU when rail-optimized).
-      const double nics = double(c.inter.nics_per_node) / d.groups_per_node;
-      d.nccl = std::make_shared<const NcclTuning>(nccl_tuning(c, NcclComm{d.size, d.ranks_per_node, nics}));
+      const CommGroup group{d.size, d.ranks_per_node};
+      d.nccl = std::make_shared<const NcclTuning>(nccl_tuning(c, nccl_comm_for(c, group, d.groups_per_node)));
+      if (c.calibration) {
+        if (const NcclModelCalibration* fit = c.calibration->find_nccl_model(CollectiveKind::all_reduce, group, d.groups_per_node)) {
+          d.nccl_fitted = std::make_shared<const NcclTuning>(apply_nccl_calibration(*d.nccl, *fit));
+        }
+      }
     }
     mesh.dims.push_back(d);
   }

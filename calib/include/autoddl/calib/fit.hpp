@@ -13,6 +13,7 @@
 #include "autoddl/calib/link_tier_fit.hpp"
 #include "autoddl/calib/measurements.hpp"
 #include "autoddl/calib/memory_fit.hpp"
+#include "autoddl/calib/nccl_model_fit.hpp"
 #include "autoddl/calib/nccl_tests_parser.hpp"
 #include "autoddl/costmodel/calibration.hpp"
 
@@ -22,6 +23,9 @@ struct FitOptions {
   BandOptions bands;               // collective bands; bands.holdout_every also drives kernels
   bool keep_measured = true;       // store measured tables next to the α-β bands
   bool link_tiers = true;          // fit intra-/inter-node link tiers over the group shapes
+  // Fit NCCL's model (nccl_model_fit.hpp) against this cluster's NCCL block; none, or a cluster
+  // without an nccl block: not fitted, with a note.
+  std::optional<costmodel::ClusterSpec> nccl_cluster;
   // Reference peaks efficiencies are fractions of. A dtype without one uses its best measured
   // throughput (efficiency relative to the best kernel seen), and the report says so.
   std::map<costmodel::DType, double> peak_flops_per_s;
@@ -61,6 +65,7 @@ struct FitResult {
   std::vector<CollectiveFitRow> collectives;
   std::vector<EfficiencyFitRow> efficiency;
   std::vector<LinkTierFitRow> link_tiers;
+  std::vector<NcclModelFitRow> nccl_model;
   std::vector<HbmFitRow> hbm;            // the first one is the one stored
   std::optional<double> launch_overhead_s;
   std::vector<std::string> notes;        // what was left out, and why

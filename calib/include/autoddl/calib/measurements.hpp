@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autoddl/calib/nccl_debug_log.hpp"
+
 namespace autoddl::calib {
 
 struct MeasurementRow {
@@ -29,6 +31,9 @@ struct MeasurementRow {
   std::optional<int64_t> wrong;  // elements that failed the check; empty when not checked
   nlohmann::json shape = nlohmann::json::object();
   std::string skipped;  // non-empty: not measured, and why
+  // NCCL's algorithm, protocol (and channels, when printed) for this size, read from NCCL's
+  // debug log (optional keys nccl_algo, nccl_proto, nccl_channels).
+  std::optional<NcclChoice> nccl;
 };
 
 struct MeasurementFile {
@@ -40,11 +45,24 @@ struct MeasurementFile {
   std::string host;
   nlohmann::json versions = nlohmann::json::object();
   std::vector<MeasurementRow> rows;
+  std::optional<NcclRunInfo> nccl;  // NCCL's version, settings and communicators (optional key "nccl")
 };
 
 // Strict: unknown or missing keys give InputError(source, "<field path>", reason).
 MeasurementFile measurements_from_json(const nlohmann::json& j, const std::string& source);
 MeasurementFile load_measurement_file(const std::string& path);
+// The inverse of measurements_from_json (measurements_from_json(measurements_to_json(m)) == m).
+nlohmann::json measurements_to_json(const MeasurementFile& m);
+
+// Attaches NCCL's logged choice to every measured collective row of `m` that has one in `log`
+// (nccl_choice_at by the row's name, ranks and size) and the log's run info to m.nccl (with
+// `log_files`); returns the rows that got a choice.
+int attach_nccl_log(MeasurementFile& m, const NcclDebugLog& log, const std::vector<std::string>& log_files);
+// The same on files: reads the NCCL debug logs, attaches them to the measurement file at `path`
+// and rewrites it (atomically); returns the rows that got a choice. InputError if the
+// measurement file is unreadable or malformed, or a log cannot be read. Logs without a
+// single NCCL line leave the file untouched.
+int attach_nccl_log_files(const std::string& path, const std::vector<std::string>& log_files);
 // The same for a file that may be something else `autoddl calibrate` writes beside the
 // measurements (gpu_info.json, a CUPTI trace): a JSON object whose "format" is not
 // "autoddl-measurements/1" (or that has none) gives nullopt and says why in `why_not`, so that

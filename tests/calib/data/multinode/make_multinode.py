@@ -2,8 +2,9 @@
 """Writes the recorded outputs that tests/calib/replay/srun replays for `autoddl calibrate
 --launcher` on a 4 x 8 H100 cluster (README.md in this folder says which numbers are real).
 
-Run from this folder: python3 make_multinode.py  (deterministic; rewrites *.json and *.txt
-except a3mega_2x8_all_reduce_perf.txt, the public log the whole-node shapes come from)."""
+Run from this folder: python3 make_multinode.py  (deterministic; rewrites *.json, *.txt and the
+NCCL programs' *.nccl.log except a3mega_2x8_all_reduce_perf.txt, the public log the whole-node
+shapes come from)."""
 import hashlib
 import json
 import re
@@ -83,6 +84,51 @@ def table(d):
     return "\n".join(lines) + "\n"
 
 
+# NCCL's debug log of one run, as rank 0 writes it with NCCL_DEBUG=INFO,
+# NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING (formats of NCCL 2.30.7, github.com/NVIDIA/nccl commit 5067397:
+# prefix src/debug.cc lines 330 and 354, version src/init.cc line 702, communicator line 1422,
+# channels line 1646, tuning src/enqueue.cc line 822). The choices are SYNTHETIC, by the rule in
+# nccl_choice() below, not NCCL's: only the format is NCCL's.
+NCCL_FUNC = {"all_reduce": "AllReduce", "all_gather": "AllGather", "reduce_scatter": "ReduceScatter"}
+
+
+def nccl_choice(name, size, ranks, pn):
+    if ranks == pn:  # inside one node (NVLink + NVLink SHARP)
+        if size < 64 << 10:
+            return "RING", "LL"
+        if name == "all_reduce" and size >= 4 << 20:
+            return "NVLS", "SIMPLE"
+        return "RING", "LL128" if size < 16 << 20 else "SIMPLE"
+    if name == "all_reduce" and pn > 1:
+        if size < 256 << 10:
+            return "TREE", "LL"
+        return ("TREE", "LL128") if size < 32 << 20 else ("RING", "SIMPLE")
+    if name != "all_reduce" and pn == 1 and size >= 1 << 20:
+        return "PAT", "SIMPLE"
+    return "RING", "LL" if size < 128 << 10 else "SIMPLE"
+
+
+def nccl_log(name, sizes, ranks, pn):
+    prefix = "replay-node001:4242:4242 [0] NCCL INFO "
+    lines = [prefix + "NCCL version 2.30.7+cuda13.0",
+             prefix + "NCCL_SOCKET_IFNAME set by environment to ^lo,docker",
+             prefix + "NCCL_IB_HCA set by environment to mlx5",
+             prefix + "comm 0x55d0c0a3e2b0 rank 0 nRanks %d nNodes %d localRanks %d localRank 0 MNNVL 0"
+             % (ranks, ranks // pn, pn),
+             prefix + "32 coll channels, 32 collnet channels, %d nvls channels, 32 p2p channels, 32 p2p channels "
+             "per peer" % (16 if pn > 1 else 0)]
+    for size in sizes:
+        per_rank = size if name == "all_reduce" else size // ranks
+        if per_rank * (1 if name == "all_reduce" else ranks) != size or per_rank % 4:
+            continue  # nccl-tests rounds such sizes: no call of exactly this size
+        algo, proto = nccl_choice(name, size, ranks, pn)
+        channels = 16 if algo == "NVLS" else min(32, max(1, size // (64 << 10)))
+        for _ in ("out-of-place", "in-place"):
+            lines.append(prefix + "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..%d}"
+                         % (NCCL_FUNC[name], per_rank, algo, proto, channels - 1))
+    return "\n".join(lines) + "\n"
+
+
 def shapes():
     out = [(g, g, 1) for g in (2, 4, 8)]
     for n in (2, 4):
@@ -116,6 +162,8 @@ def main():
                 command = "nccl-tests all_reduce_perf, 2 x 8 H100, out-of-place, %s: %s" % (how, PUBLIC_URL)
             d = doc("nccl_" + name, rows, command)
             write(stem, d, table(d))
+            with open(stem + ".nccl.log", "w") as f:
+                f.write(nccl_log(name, sizes, ranks, pn))
 
     gemm = []
     dims = (256, 1024, 4096, 8192)

@@ -15,6 +15,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/dtype.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 
 namespace autoddl::costmodel {
 
@@ -78,8 +79,45 @@ struct LinkTierCalibration {
 // The collectives a link tier describes (the ring model's): all_reduce, all_gather, reduce_scatter.
 bool link_tier_collective(CollectiveKind kind);
 
+// NCCL's cost model (nccl_model.hpp) with the few parameters a real cluster changes fitted to
+// the measured all-reduce, all-gather and reduce-scatter sizes of one tier (calib's
+// nccl_model_fit): every (algorithm, protocol) bandwidth of NCCL's tuner times bw_efficiency,
+// every latency plus latency_offset_s. NCCL's structure, constants and choice of the fastest
+// (algorithm, protocol) stay as they are. Tiers: intra-node (groups inside one node) and
+// inter-node per (ranks per node, groups per node), like the link tiers: groups that share a
+// node's NICs do not see the bandwidth NCCL's model gives one group alone.
+struct NcclModelCalibration {
+  bool inter_node = false;
+  int ranks_per_node = 0;   // inter-node only
+  int groups_per_node = 1;  // inter-node only
+  double bw_efficiency = 1;
+  double latency_offset_s = 0;
+  int shapes = 0;                           // measured group shapes behind the fit
+  int points = 0;                           // measured sizes
+  int attributed_points = 0;                // of which NCCL's log named the algorithm and protocol
+  double mean_rel_error = 0;                // on the points it was fitted to
+  std::optional<double> holdout_rel_error;  // mean over shapes, each left out of the fit in turn
+};
+
+// The cluster the NCCL-model tiers were fitted against (their inputs to NCCL's model); a
+// cluster that uses the calibration gets the tiers applied to its own NCCL block.
+struct NcclModelBasis {
+  std::string cluster;
+  std::string arch;
+  double nvlink_bw_GBps = 0;
+  double nic_bw_bytes_per_s = 0;
+  int nics_per_node = 0;
+  int gpus_per_node = 0;
+};
+
 // How a calibrated collective time was found.
-enum class CalibrationMatch { none, measured, link_tier };
+enum class CalibrationMatch { none, measured, nccl_model, link_tier };
+
+// NCCL's communicator for `groups_per_node` groups of g's shape at once (a mesh dim): the node's
+// NICs shared among the groups (one NIC per GPU when rail-optimized).
+NcclComm nccl_comm_for(const ClusterSpec& c, const CommGroup& g, int groups_per_node);
+// NCCL's tuner table with a fitted tier applied (latencies clamped at 0).
+NcclTuning apply_nccl_calibration(NcclTuning t, const NcclModelCalibration& m);
 
 // Fraction of `peak_flops_per_s` one kernel of `op` ("matmul" or "conv") reaches, by FLOPs
 // (same interpolation as GpuSpec::matmul_efficiency).
@@ -111,6 +149,8 @@ struct Calibration {
   std::vector<CollectiveCalibration> collectives;
   std::vector<EfficiencyCalibration> efficiency;
   std::vector<LinkTierCalibration> link_tiers;
+  std::vector<NcclModelCalibration> nccl_model;  // empty: not fitted
+  NcclModelBasis nccl_basis;                     // set when nccl_model is not empty
   MemoryCalibration memory;
 
   const CollectiveCalibration* find(CollectiveKind kind, const CommGroup& g,
@@ -122,6 +162,11 @@ struct Calibration {
   const LinkTierCalibration* find_tier(CollectiveKind kind, const CommGroup& g,
                                        int groups_per_node) const;
   const EfficiencyCalibration* find_efficiency(std::string_view op, DType dtype) const;
+  // The NCCL-model tier for g's shape run `groups_per_node` at a time: inside one node the
+  // intra-node tier; across nodes the inter-node tier with the same ranks per node and groups
+  // per node, else the one nearest in NIC load (ranks per node x groups per node, by ratio; the
+  // first of equals). Null if none, or for kinds NCCL's model does not price.
+  const NcclModelCalibration* find_nccl_model(CollectiveKind kind, const CommGroup& g, int groups_per_node) const;
 
   // Calibrated time of one collective of `bytes` (nccl-tests size) over group g: the measured
   // table interpolated in log-size where it covers `bytes`, otherwise the band's α-β, otherwise

@@ -14,6 +14,8 @@
 
 namespace autoddl::costmodel {
 
+enum class CalibrationMatch;  // calibration.hpp
+
 struct MeshDim {
   int size = 1;
   int stride = 1;            // GPU-id distance between neighbours in a group
@@ -24,12 +26,15 @@ struct MeshDim {
   // NCCL's tuner for one group of this dim (its NIC share included), when the cluster has an
   // `nccl` block: all-reduce, all-gather and reduce-scatter are then priced by NCCL's model.
   std::shared_ptr<const NcclTuning> nccl;
+  // `nccl` with the calibration's fitted NCCL-model tier for this dim applied, when both exist.
+  std::shared_ptr<const NcclTuning> nccl_fitted;
 };
 
 struct DeviceMesh {
   std::vector<MeshDim> dims;
   // Measured collectives (the cluster's calibration): the entry measured with the dim's group
-  // shape and groups per node (concurrent groups share the NICs), else its fitted link tier.
+  // shape and groups per node (concurrent groups share the NICs), else NCCL's model with the
+  // fitted NCCL-model tier (nccl_fitted), else its fitted link tier.
   std::shared_ptr<const Calibration> calibration;
   int devices() const;
   int ndims() const { return static_cast<int>(dims.size()); }
@@ -42,6 +47,8 @@ struct DeviceMesh {
   // direct for all-to-all and send/recv, and any registered algorithm with a tier formula).
   CollectiveEstimate collective(int d, CollectiveKind kind, double bytes) const;
   double collective_time_s(int d, CollectiveKind kind, double bytes) const;
+  // Which calibrated source collective_time_s uses on dim d (none: the cluster's own model).
+  CalibrationMatch calibration_match(int d, CollectiveKind kind) const;
 };
 
 // Builds a mesh over the first prod(shape) GPUs of the cluster. The product must be at most
