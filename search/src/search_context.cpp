@@ -48,9 +48,11 @@ const MegatronGrid& SearchContext::expert_grid() {
 }
 
 void SearchContext::progress(const std::string& line) const {
-  static std::mutex one_line_at_a_time;  // --jobs: descents report from several threads
+  // --jobs: descents report from several threads. Recursive: a child context (cd-mesh's, one
+  // per mesh) reports through its parent's progress on the same thread.
+  static std::recursive_mutex one_line_at_a_time;
   if (!opt_.progress) return;
-  std::lock_guard<std::mutex> lock(one_line_at_a_time);
+  std::lock_guard<std::recursive_mutex> lock(one_line_at_a_time);
   opt_.progress(line);
 }
 

@@ -5,10 +5,19 @@
 set -eu
 bin=$1
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-for j in 1 2; do
-  "$bin" search --model gpt --set layers=4 --cluster dgx-a100 --nodes 2 --jobs $j --json "$TMP/j$j.json" >/dev/null 2>&1
-done
-python3 - "$TMP/j1.json" "$TMP/j2.json" <<'PY'
+# Also cd-mesh on an MLP: its per-mesh contexts report progress through the parent's (the CLI
+# always sets a progress callback), which must not deadlock.
+run() {  # tag, then the search arguments
+  local tag=$1; shift
+  for j in 1 2; do
+    timeout 300 "$bin" search "$@" --jobs $j --json "$TMP/$tag$j.json" >/dev/null 2>&1 ||
+      { echo "$tag --jobs $j: exit $?"; exit 1; }
+  done
+}
+run gpt --model gpt --set layers=4 --cluster dgx-a100 --nodes 2
+run mlp --model mlp --cluster dgx-a100 --nodes 1 --method cd-mesh
+for tag in gpt mlp; do
+python3 - "$TMP/${tag}1.json" "$TMP/${tag}2.json" <<'PY'
 import json, sys
 def strip(x):
     if isinstance(x, dict):
@@ -23,3 +32,4 @@ if a != b:
     sys.exit("--jobs 1 and --jobs 2 differ")
 print("identical:", len(a["results"]), "results")
 PY
+done
