@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
@@ -36,6 +37,7 @@ struct SearchCliOptions {
   double sync_weight = -1;
   int top = 10;
   int restarts = 2;
+  int jobs = 0;  // 0 = every core
   int sync_trials = -1;  // --sync [N]: low-shot trials; -1 = not asked
   uint64_t seed = 1;
   bool explain = false, tie_layers = false, no_zero = false;
@@ -182,6 +184,8 @@ int run_search_cmd(const SearchCliOptions& opt) {
   so.seed = opt.seed;
   if (opt.restarts < 0) throw InputError("--restarts", "", "must be >= 0");
   so.random_restarts = opt.restarts;
+  if (opt.jobs < 0) throw InputError("--jobs", "", "must be >= 0");
+  so.jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
   so.sync_weight = opt.sync_weight;
@@ -287,6 +291,10 @@ RunFn setup_search(CLI::App& sub) {
       ->capture_default_str()
       ->check(non_negative_integer());
   sub.add_option("--restarts", opt->restarts, "Random restarts of coordinate descent")->capture_default_str();
+  sub.add_option("--jobs", opt->jobs,
+                 "Threads for the sync-weight probes, the descents from each seed and cd-expert's starts; "
+                 "0 = every core (results do not depend on it)")
+      ->capture_default_str();
   sub.add_flag("--tie-layers", opt->tie_layers, "Identical layers take identical choices (smaller search, ILP)");
   sub.add_option("--sync-weight", opt->sync_weight,
                  "Weight of gradient sync in the search objective (it partly overlaps the backward); "

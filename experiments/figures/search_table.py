@@ -13,6 +13,11 @@ from sweeplib import load_rows  # noqa: E402
 BASELINES = {"dp", "zero1", "zero3", "megatron", "owt"}
 
 
+def seconds(x):
+    """An iteration time in s, or in ms below a second (the CNN rows)."""
+    return f"{x:.2f} s" if x >= 1 else f"{x * 1e3:.2f} ms"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder")
@@ -26,8 +31,8 @@ def main():
         searched = min((x for x in ok if x["method"] not in BASELINES), key=lambda x: x["iteration_s"], default=None)
         expert = min((x for x in ok if x["method"] in BASELINES), key=lambda x: x["iteration_s"], default=None)
         i = r["inputs"]
-        s_txt = f"{searched['iteration_s']:.2f} s" if searched else "-"
-        e_txt = f"{expert['iteration_s']:.2f} s" if expert else "none feasible"
+        s_txt = seconds(searched["iteration_s"]) if searched else "-"
+        e_txt = seconds(expert["iteration_s"]) if expert else "none feasible"
         speed = f"{expert['iteration_s'] / searched['iteration_s']:.3f}x" if searched and expert else "-"
         how = f"{searched['method']} ({searched['note']})" if searched else "-"
         layout = f"{expert['method']} {expert['note']}".strip() if expert else "-"

@@ -102,6 +102,23 @@ void Assignment::move(const int* ops, const int* c, int n, const int* terms, int
   }
 }
 
+double Assignment::delta_tied(const int* ops, int n, int c, const int* reps, const int* rep_mult, int n_reps,
+                              const int* terms, const int* term_mult, int n_terms) {
+  std::fill(dmem_.begin(), dmem_.end(), 0.0);
+  for (int j = 0; j < n_reps; ++j) {
+    add_memory(*t_, reps[j], choice_[reps[j]], -rep_mult[j], dmem_.data());
+    add_memory(*t_, reps[j], c, rep_mult[j], dmem_.data());
+  }
+  double d = penalty_with(dmem_.data()) - penalty_s();
+  for (int j = 0; j < n_reps; ++j) d += rep_mult[j] * (t_->node_s(reps[j], c) - t_->node_s(reps[j], choice_[reps[j]]));
+  for (int k = 0; k < n_terms; ++k) d -= term_mult[k] * term_val_[terms[k]];
+  const int old = choice_[ops[0]];
+  for (int j = 0; j < n; ++j) choice_[ops[j]] = c;
+  for (int k = 0; k < n_terms; ++k) d += term_mult[k] * t_->term_cost(terms[k], choice_.data());
+  for (int j = 0; j < n; ++j) choice_[ops[j]] = old;
+  return d;
+}
+
 double Assignment::delta(int op, int c) {
   int n = 0;
   const int* terms = t_->op_terms(op, n);

@@ -2,12 +2,65 @@
 // (Op::block runs) whose op classes match in order; each with its unique terms and neighbouring
 // coordinates (see coordinate_descent.hpp).
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "autoddl/search/coordinate_descent.hpp"
 
 namespace autoddl::search {
+
+namespace {
+
+int64_t bits(double x) {
+  int64_t b = 0;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// One representative per class of a coordinate's members and terms (see Coordinates): members
+// by (op class, stage), unless the op holds memory on another stage; terms by everything
+// term_cost reads besides the choices, and per member its coordinate, port and op class.
+void reduce_by_class(const CostTables& t, Coordinates& co) {
+  co.rop_begin.push_back(0);
+  co.rterm_begin.push_back(0);
+  for (int k = 0; k < co.size(); ++k) {
+    std::map<std::vector<int64_t>, int> op_rep, term_rep;  // key -> index in rops / rterms
+    for (int j = co.op_begin[k]; j < co.op_begin[k + 1]; ++j) {
+      const int op = co.ops[j];
+      std::vector<int64_t> key = {t.class_of(op), t.stage(op)};
+      if (!t.op_mem_terms(op).empty()) key.push_back(-1 - op);
+      auto [it, fresh] = op_rep.emplace(std::move(key), static_cast<int>(co.rops.size()));
+      if (fresh) {
+        co.rops.push_back(op);
+        co.rop_mult.push_back(0);
+      }
+      ++co.rop_mult[it->second];
+    }
+    for (int x = co.term_begin[k]; x < co.term_begin[k + 1]; ++x) {
+      const int term = co.terms[x];
+      const Term& tm = t.term(term);
+      std::vector<int64_t> key = {static_cast<int64_t>(tm.kind), static_cast<int64_t>(reinterpret_cast<uintptr_t>(tm.info)),
+                                  bits(tm.scale), tm.cross_stage ? 1 : 0, bits(tm.sync_weight), tm.count};
+      const int* mem = t.term_members(term);
+      const int8_t* ports = t.term_ports(term);
+      for (int y = 0; y < tm.count; ++y) {
+        key.insert(key.end(), {co.of_op[mem[y]], ports[y], t.class_of(mem[y])});
+      }
+      auto [it, fresh] = term_rep.emplace(std::move(key), static_cast<int>(co.rterms.size()));
+      if (fresh) {
+        co.rterms.push_back(term);
+        co.rterm_mult.push_back(0);
+      }
+      ++co.rterm_mult[it->second];
+    }
+    co.rop_begin.push_back(static_cast<int>(co.rops.size()));
+    co.rterm_begin.push_back(static_cast<int>(co.rterms.size()));
+  }
+}
+
+}  // namespace
 
 Coordinates make_coordinates(const CostTables& t, bool tie_layers) {
   const auto& g = t.graph();
@@ -84,6 +137,7 @@ Coordinates make_coordinates(const CostTables& t, bool tie_layers) {
     co.term_begin.push_back(static_cast<int>(co.terms.size()));
     co.nbr_begin.push_back(static_cast<int>(co.nbrs.size()));
   }
+  if (co.tied_groups > 0) reduce_by_class(t, co);
   return co;
 }
 

@@ -8,6 +8,7 @@
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/search/assignment.hpp"
+#include "parallel.hpp"
 
 namespace autoddl::search {
 
@@ -26,8 +27,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
   std::vector<int> best;
   costmodel::CostReport best_report;
   std::string best_seed;
-  auto judge = [&](const std::vector<int>& choice, const std::string& label) {
-    costmodel::CostReport r = costmodel::evaluate(t.graph(), t.cluster(), to_scheme(t, choice, method));
+  auto judge = [&](const std::vector<int>& choice, const costmodel::CostReport& r, const std::string& label) {
     const bool better = best.empty() || (r.feasible && !best_report.feasible) ||
                         (r.feasible == best_report.feasible && r.iteration_s < best_report.iteration_s);
     if (better) {
@@ -35,7 +35,6 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
       best_report = r;
       best_seed = label;
     }
-    return r;
   };
   auto descend = [&](Assignment& a, CdOptions opt, const std::string& label, size_t i) {
     opt.time_limit_s = std::max(0.0, limit - elapsed());
@@ -47,19 +46,38 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
     };
     return coordinate_descent(a, co, opt);
   };
-  std::vector<std::vector<int>> ends(seeds.size());
-  std::vector<double> end_obj(seeds.size(), 0);
-  for (size_t i = 0; i < seeds.size(); ++i) {
+  // Phase one: every seed descends on its own (in parallel with --jobs); then, in seed order,
+  // each start and end point is judged and offered, as one thread would have.
+  const size_t n = seeds.size();
+  std::vector<std::vector<int>> ends(n);
+  std::vector<double> end_obj(n, 0);
+  std::vector<CdStats> stats(n);
+  std::vector<costmodel::CostReport> start_rep(n), end_rep(n);
+  std::vector<char> done(n, 0);
+  auto report_of = [&](const std::vector<int>& choice) {
+    return costmodel::evaluate(t.graph(), t.cluster(), to_scheme(t, choice, method));
+  };
+  parallel_for(static_cast<int>(n), ctx.options().jobs, [&](int i) {
+    if (i > 0 && elapsed() > limit) return;  // out of time: later seeds are not started
     const Seed& s = seeds[i];
-    const costmodel::CostReport r0 = judge(s.choice, s.name + " (its start: evaluate() rates it above the descents)");
+    start_rep[i] = report_of(s.choice);
     Assignment a(t, s.choice);
     CdOptions opt = base;
     if (two_phase) opt.neighbourhood = false;
-    const CdStats st = descend(a, opt, s.name, i);
-    const costmodel::CostReport r = judge(a.choice(), s.name);
-    ctx.offer(a.choice(), st.objective_s);
+    stats[i] = descend(a, opt, s.name, i);
+    end_rep[i] = report_of(a.choice());
     ends[i] = a.choice();
-    end_obj[i] = st.objective_s;
+    end_obj[i] = stats[i].objective_s;
+    done[i] = 1;
+  });
+  for (size_t i = 0; i < n && done[i]; ++i) {
+    const Seed& s = seeds[i];
+    const CdStats& st = stats[i];
+    const costmodel::CostReport& r0 = start_rep[i];
+    const costmodel::CostReport& r = end_rep[i];
+    judge(s.choice, r0, s.name + " (its start: evaluate() rates it above the descents)");
+    judge(ends[i], r, s.name);
+    ctx.offer(ends[i], st.objective_s);
     per_seed.push_back({{"seed", s.name},
                         {"start_objective_s", st.start_objective_s},
                         {"start_iteration_s", r0.iteration_s},
@@ -74,18 +92,31 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
                         {"neighbourhoods", st.neighbourhoods},
                         {"seconds", st.seconds},
                         {"time_limit_hit", st.time_limit_hit}});
-    if (elapsed() > limit) break;
   }
   if (two_phase) {  // neighbourhood moves from the best plain end points only
     std::vector<size_t> order(per_seed.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return end_obj[x] < end_obj[y]; });
-    for (size_t r = 0; r < order.size() && static_cast<int>(r) < joint_from_best && elapsed() <= limit; ++r) {
+    const int picked = static_cast<int>(std::min<size_t>(order.size(), static_cast<size_t>(joint_from_best)));
+    std::vector<std::vector<int>> joint_end(picked);
+    std::vector<CdStats> joint_stats(picked);
+    std::vector<costmodel::CostReport> joint_rep(picked);
+    std::vector<char> joint_done(picked, 0);
+    parallel_for(picked, ctx.options().jobs, [&](int r) {
+      if (elapsed() > limit) return;
       const size_t i = order[r];
       Assignment a(t, ends[i]);
-      const CdStats st = descend(a, base, seeds[i].name, i);
-      const costmodel::CostReport rep = judge(a.choice(), seeds[i].name);
-      ctx.offer(a.choice(), st.objective_s);
+      joint_stats[r] = descend(a, base, seeds[i].name, i);
+      joint_rep[r] = report_of(a.choice());
+      joint_end[r] = a.choice();
+      joint_done[r] = 1;
+    });
+    for (int r = 0; r < picked && joint_done[r]; ++r) {
+      const size_t i = order[r];
+      const CdStats& st = joint_stats[r];
+      const costmodel::CostReport& rep = joint_rep[r];
+      judge(joint_end[r], rep, seeds[i].name);
+      ctx.offer(joint_end[r], st.objective_s);
       nlohmann::json& j = per_seed[i];
       end_obj[i] = st.objective_s;
       j["plain_objective_s"] = j["objective_s"];

@@ -45,6 +45,18 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
   }
   in_queue_.assign(co.size(), 0);
   queue_.assign(co.size() + 1, 0);
+  uniform_ = co.reduced();
+  for (int k = 0; k < co.size() && uniform_; ++k) {
+    for (int j = co.op_begin[k] + 1; j < co.op_begin[k + 1] && uniform_; ++j) {
+      uniform_ = a.choice(co.ops[j]) == a.choice(co.ops[co.op_begin[k]]);
+    }
+  }
+}
+
+double Descent::delta_tied(int k, const int* ops, int n, int c) {
+  const int r0 = co_.rop_begin[k], t0 = co_.rterm_begin[k];
+  return a_.delta_tied(ops, n, c, &co_.rops[r0], &co_.rop_mult[r0], co_.rop_begin[k + 1] - r0, &co_.rterms[t0],
+                       &co_.rterm_mult[t0], co_.rterm_begin[k + 1] - t0);
 }
 
 CdStats Descent::run() {
@@ -78,7 +90,17 @@ bool Descent::improve(int k) {
   const int K = t_.choices(ops[0]);
   double best = -eps();
   int best_c = -1;
-  for (int c = 0; c < K; ++c) {
+  if (uniform_ && n > 1) {  // a tied coordinate: once per class
+    for (int c = 0; c < K; ++c) {
+      if (a_.choice(ops[0]) == c) continue;
+      const double d = delta_tied(k, ops, n, c);
+      if (d < best) {
+        best = d;
+        best_c = c;
+      }
+    }
+  }
+  for (int c = 0; c < K && !(uniform_ && n > 1); ++c) {
     bool same = true;
     for (int j = 0; j < n; ++j) {
       cvec_[j] = c;

@@ -39,6 +39,7 @@ class Descent {
 
   // Plain mode (descent.cpp).
   bool improve(int k);
+  double delta_tied(int k, const int* ops, int n, int c);
   void sweeps();
 
   // Neighbourhood mode (descent_neighbourhood.cpp).
@@ -63,6 +64,9 @@ class Descent {
   const CdOptions& opt_;
   Clock::time_point start_, last_report_;
   CdStats stats_;
+  // Every coordinate's members hold one choice (true at a tied seed; moves keep it): plain
+  // steps then price a tied coordinate once per class (Coordinates::rops / rterms).
+  bool uniform_ = false;
   // Shared scratch: ops of a joint move and their saved (then new) choices; positions of
   // coordinates in the current neighbourhood or window (-1 = outside); term stamps.
   std::vector<int> cvec_, jops_, pos_, term_stamp_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <mutex>
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
@@ -15,6 +16,7 @@
 #include "autoddl/search/pipeline.hpp"
 #include "autoddl/search/searcher.hpp"
 #include "megatron_grid.hpp"
+#include "parallel.hpp"
 
 namespace autoddl::search {
 
@@ -46,7 +48,12 @@ const MegatronGrid& SearchContext::expert_grid() {
 }
 
 void SearchContext::progress(const std::string& line) const {
-  if (opt_.progress) opt_.progress(line);
+  // --jobs: descents report from several threads. Recursive: a child context (cd-mesh's, one
+  // per mesh) reports through its parent's progress on the same thread.
+  static std::recursive_mutex one_line_at_a_time;
+  if (!opt_.progress) return;
+  std::lock_guard<std::recursive_mutex> lock(one_line_at_a_time);
+  opt_.progress(line);
 }
 
 const CostTables& SearchContext::tables() {
@@ -275,9 +282,13 @@ void SearchContext::configure() {
   // evaluate() likes best.
   if (auto_sync) {
     const Cfg cfg = tried[chosen].cfg;  // its shard_optimizer as chosen above
-    for (double w : {0.5, 0.25, 0.0}) {
-      progress("configuring tables: gradient-sync weight " + std::string(w == 0.5 ? "0.5" : w == 0.25 ? "0.25" : "0"));
-      tried.push_back(attempt(cfg, w));
+    // The three probes are independent: built in parallel with --jobs, ranked in this order.
+    constexpr double kWeights[] = {0.5, 0.25, 0.0};
+    progress("configuring tables: gradient-sync weights 0.5, 0.25, 0");
+    std::vector<Attempt> probes(3);
+    parallel_for(3, opt_.jobs, [&](int i) { probes[i] = attempt(cfg, kWeights[i]); });
+    for (Attempt& p : probes) {
+      tried.push_back(std::move(p));
       log.push_back(tried.back().info);
       if (better(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
     }

@@ -4,6 +4,7 @@
 // from scratch after random single, joint and tied moves.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 #include "autoddl/costmodel/cost_model.hpp"
@@ -138,5 +139,47 @@ TEST_CASE("a scheme maps into the tables and back to the same signatures", "[sea
     REQUIRE(from_signatures(t, sc.op_sigs, &sc.param_storage, back));
     INFO(s.name);
     CHECK(back == s.choice);
+  }
+}
+
+TEST_CASE("a tied coordinate priced once per class equals its full delta", "[search][tables]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4);
+  for (const auto& mesh : {std::vector<int>{2, 8}, std::vector<int>{16}, std::vector<int>{2, 2, 4}}) {
+    TableOptions o = table_options(mesh);
+    o.memory_capacity_bytes = 0.6e9;  // tight, so the memory penalty counts
+    if (mesh.size() == 3) {           // two pipeline stages: members of one position split over them
+      o.pipeline_dim = 0;
+      o.op_stage.assign(g.ops.size(), 0);
+      for (size_t i = g.ops.size() / 2; i < g.ops.size(); ++i) o.op_stage[i] = 1;
+    }
+    const CostTables t(g, c, o);
+    const Coordinates tied = make_coordinates(t, true);
+    REQUIRE(tied.reduced());
+    REQUIRE(static_cast<int>(tied.rops.size()) < t.ops());
+    std::mt19937_64 rng(7);
+    // A tie-uniform start: every coordinate's members share one random choice.
+    std::vector<int> choice(t.ops());
+    for (int k = 0; k < tied.size(); ++k) {
+      const int ch = static_cast<int>(rng() % t.choices(tied.ops[tied.op_begin[k]]));
+      for (int j = tied.op_begin[k]; j < tied.op_begin[k + 1]; ++j) choice[tied.ops[j]] = ch;
+    }
+    Assignment a(t, choice);
+    for (int step = 0; step < 400; ++step) {
+      const int k = static_cast<int>(rng() % tied.size());
+      const int* ops = &tied.ops[tied.op_begin[k]];
+      const int n = tied.op_begin[k + 1] - tied.op_begin[k];
+      const int ch = static_cast<int>(rng() % t.choices(ops[0]));
+      std::vector<int> cs(n, ch);
+      const int* terms = &tied.terms[tied.term_begin[k]];
+      const int nt = tied.term_begin[k + 1] - tied.term_begin[k];
+      const int r0 = tied.rop_begin[k], q0 = tied.rterm_begin[k];
+      const double full = a.delta(ops, cs.data(), n, terms, nt);
+      const double once = a.delta_tied(ops, n, ch, &tied.rops[r0], &tied.rop_mult[r0], tied.rop_begin[k + 1] - r0,
+                                       &tied.rterms[q0], &tied.rterm_mult[q0], tied.rterm_begin[k + 1] - q0);
+      INFO("mesh " << mesh.size() << "-D, step " << step << ", coordinate " << k << " of " << n << " ops");
+      REQUIRE(once == Approx(full).margin(1e-12 * (std::fabs(a.objective()) + 1e-9)));
+      a.move(ops, cs.data(), n, terms, nt);
+    }
   }
 }

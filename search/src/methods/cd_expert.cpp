@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "../megatron_grid.hpp"
+#include "../parallel.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/search/assignment.hpp"
 #include "autoddl/search/searcher.hpp"
@@ -63,25 +64,36 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
   best.report = grid.best[0].report;
   std::string from = grid.best[0].scheme.name.substr(9);
   best.note = "= expert " + from;
-  nlohmann::json starts = nlohmann::json::array();
-  for (size_t k = 0; k < grid.best.size() && elapsed() < limit; ++k) {
+  // Each start (tables, mapping, descent, evaluate()) is independent: run in parallel with
+  // --jobs, then judged in grid order, as one thread would.
+  struct Start {
+    nlohmann::json row;
+    Scheme mapped, found;
+    CostReport mapped_report, found_report;
+    bool descended = false;
+  };
+  size_t n = 0;
+  while (n < grid.best.size() && grid.best[n].report.feasible) ++n;
+  std::vector<Start> runs(n);
+  std::vector<char> started(n, 0);
+  parallel_for(static_cast<int>(n), ctx.options().jobs, [&](int k) {
+    if (elapsed() >= limit) return;
+    started[k] = 1;
+    Start& run = runs[k];
     const GridPoint& p = grid.best[k];
-    if (!p.report.feasible) break;
     const Scheme& e = p.scheme;
     const std::string name = e.name.substr(9);
-    nlohmann::json row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
+    run.row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
     if (e.virtual_stages > 1) {  // the tables hold one chunk per stage
-      row["skipped"] = "interleaved schedule";
-      starts.push_back(row);
-      continue;
+      run.row["skipped"] = "interleaved schedule";
+      return;
     }
     ctx.progress("cd-expert: tables for " + name);
     const CostTables t(g, c, tables_for(e, ctx.options(), static_cast<int>(g.ops.size())));
     std::vector<int> choice;
     if (!from_signatures(t, e.op_sigs, &e.param_storage, choice, false)) {
-      row["skipped"] = "its signatures are not in the tables";
-      starts.push_back(row);
-      continue;
+      run.row["skipped"] = "its signatures are not in the tables";
+      return;
     }
     auto as_scheme = [&](const std::vector<int>& ch) {
       Scheme s = to_scheme(t, ch, "cd-expert");
@@ -92,17 +104,8 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
       s.overlap_p2p_comm = e.overlap_p2p_comm;
       return s;
     };
-    auto judge = [&](const std::vector<int>& ch, const std::string& label) {
-      Scheme s = as_scheme(ch);
-      CostReport r = evaluate(g, c, s);
-      if (grid_better(r, best.report)) {
-        best.scheme = std::move(s);
-        best.report = r;
-        best.note = label;
-      }
-      return r;
-    };
-    row["mapped_iteration_s"] = judge(choice, "= expert " + name + " (mapped)").iteration_s;
+    run.mapped = as_scheme(choice);
+    run.mapped_report = evaluate(g, c, run.mapped);
     Assignment a(t, choice);
     const Coordinates co = make_coordinates(t, ctx.options().tie_layers);
     CdOptions cd;
@@ -114,15 +117,34 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
       ctx.progress(buf);
     };
     const CdStats st = coordinate_descent(a, co, cd);
-    const CostReport r = judge(a.choice(), "from expert " + name);
-    row["start_objective_s"] = st.start_objective_s;
-    row["objective_s"] = st.objective_s;
-    row["iteration_s"] = r.iteration_s;
-    row["feasible"] = r.feasible;
-    row["moves"] = st.moves;
-    row["joint_moves"] = st.joint_moves;
-    row["time_limit_hit"] = st.time_limit_hit;
-    starts.push_back(row);
+    run.found = as_scheme(a.choice());
+    run.found_report = evaluate(g, c, run.found);
+    run.descended = true;
+    run.row["start_objective_s"] = st.start_objective_s;
+    run.row["objective_s"] = st.objective_s;
+    run.row["moves"] = st.moves;
+    run.row["joint_moves"] = st.joint_moves;
+    run.row["time_limit_hit"] = st.time_limit_hit;
+  });
+  nlohmann::json starts = nlohmann::json::array();
+  auto judge = [&](Scheme& s, const CostReport& r, const std::string& label) {
+    if (grid_better(r, best.report)) {
+      best.scheme = std::move(s);
+      best.report = r;
+      best.note = label;
+    }
+  };
+  for (size_t k = 0; k < n && started[k]; ++k) {
+    Start& run = runs[k];
+    if (run.descended) {
+      const std::string name = run.row["expert"].get<std::string>();
+      run.row["mapped_iteration_s"] = run.mapped_report.iteration_s;
+      judge(run.mapped, run.mapped_report, "= expert " + name + " (mapped)");
+      run.row["iteration_s"] = run.found_report.iteration_s;
+      run.row["feasible"] = run.found_report.feasible;
+      judge(run.found, run.found_report, "from expert " + name);
+    }
+    starts.push_back(std::move(run.row));
   }
   best.search_s = elapsed();  // the grid walk included when this method walked it first
   best.details = {{"starts", starts}, {"grid_points", grid.points}, {"grid_truncated", grid.truncated}};

@@ -37,6 +37,12 @@ class Assignment {
   double delta(const int* ops, const int* c, int n, const int* terms, int n_terms);
   // Applies that change.
   void move(const int* ops, const int* c, int n, const int* terms, int n_terms);
+  // The same change for ops[0..n) all taking choice c while they hold one choice, from one
+  // representative per class: reps[i] stands for rep_mult[i] members of equal node cost and
+  // memory, terms[i] for term_mult[i] terms of equal cost (Coordinates::rops / rterms). Every
+  // member is written while the terms are priced, since a representative term may read any.
+  double delta_tied(const int* ops, int n, int c, const int* reps, const int* rep_mult, int n_reps,
+                    const int* terms, const int* term_mult, int n_terms);
   // One op (its own term list).
   double delta(int op, int c);
   void move(int op, int c);

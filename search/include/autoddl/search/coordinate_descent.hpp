@@ -24,6 +24,13 @@ struct Coordinates {
   std::vector<int> nbr_begin, nbrs;        // coordinates sharing a term
   int size() const { return static_cast<int>(op_begin.size()) - 1; }
   int tied_groups = 0;                     // coordinates with more than one op
+  // Tied coordinates solved once per class: while every coordinate's members hold one choice,
+  // members of one op class and stage (no memory on other stages) cost the same, and so do terms
+  // whose members sit at the same coordinates, ports and classes. Per coordinate, one
+  // representative of each with its multiplicity (empty without tying).
+  std::vector<int> rop_begin, rops, rop_mult;
+  std::vector<int> rterm_begin, rterms, rterm_mult;
+  bool reduced() const { return !rop_begin.empty(); }
 };
 
 // tie_layers: blocks (Op::block) whose ops have the same classes in the same order are tied

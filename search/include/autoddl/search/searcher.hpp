@@ -36,6 +36,9 @@ struct SearchOptions {
   // Weight of gradient sync in the table objective (TableOptions); < 0 = probe 1, 0.5, 0.25, 0
   // and keep the weight whose quick descent evaluate() rates fastest.
   double sync_weight = -1;
+  // Threads for the independent work: the gradient-sync probes, the descents from each seed and
+  // cd-expert's starts. Results are combined in a fixed order, so they do not depend on it.
+  int jobs = 1;
   // One-line status for long searches ("cd-nbh: seed megatron 3/9, 12.3 ms").
   std::function<void(const std::string&)> progress;
 };
