@@ -275,9 +275,11 @@ TiedBound tied_layer_bound(const CostTables& t, const TiedBoundOptions& opt) {
     lambda = r.memory_price_s_per_byte;
   }
   // Consistency: Polyak steps on μ towards the best scheme's objective, at the best λ; the step
-  // halves whenever the bound did not rise (the target overestimates what μ can reach).
+  // halves whenever the bound did not rise (the target overestimates what μ can reach), and
+  // three such steps in a row end it (what is left is not the boundaries' to close).
   if (lambda > 0 && !closed()) price(lambda);
   double theta = 1, before = last_bound;
+  int stalls = 0;
   for (int it = 0; it < opt.consistency_steps && seconds_since(t0) < opt.time_limit_s && !closed(); ++it) {
     double norm = 0;
     for (const auto& g : grad) {
@@ -290,7 +292,12 @@ TiedBound tied_layer_bound(const CostTables& t, const TiedBoundOptions& opt) {
     }
     ++r.consistency_steps;
     price(lambda);
-    if (last_bound <= before) theta /= 2;
+    if (last_bound <= before) {
+      theta /= 2;
+      if (++stalls == 3) break;
+    } else {
+      stalls = 0;
+    }
     before = last_bound;
   }
   r.optimal = closed();

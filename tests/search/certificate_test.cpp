@@ -30,7 +30,7 @@ IlpResult full_ilp(const CostTables& t) {
 
 }  // namespace
 
-TEST_CASE("the tied-layer ILP proves the full ILP's optimum on a 4-layer GPT; CD stays above it",
+TEST_CASE("the tied-layer ILP proves the full ILP's optimum on a 4-layer GPT and CD stays above it",
           "[search][exact][certificate]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 1);
   const Graph g = tiny_gpt(4);
@@ -55,7 +55,7 @@ TEST_CASE("the tied-layer ILP proves the full ILP's optimum on a 4-layer GPT; CD
   CHECK(*run.ilp_bound_s >= *tied.bound_s * (1 - 1e-9));
 }
 
-TEST_CASE("with memory binding, the tied bound (Lagrange) stays at or below the full optimum",
+TEST_CASE("with memory binding the tied bound (Lagrange) stays at or below the full optimum",
           "[search][exact][certificate]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 1);
   const Graph g = tiny_gpt(4);
@@ -80,7 +80,7 @@ TEST_CASE("with memory binding, the tied bound (Lagrange) stays at or below the 
   if (b.fits) CHECK(b.objective_s >= tight.objective_s * (1 - 1e-9));
 }
 
-TEST_CASE("a mesh's lower bound is at most every scheme found on it; a mesh too small is pruned",
+TEST_CASE("a mesh's lower bound is at most every scheme found on it and a mesh too small is pruned",
           "[search][certificate]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   const Graph g = tiny_gpt(2, 16);
