@@ -275,10 +275,10 @@ TiedBound tied_layer_bound(const CostTables& t, const TiedBoundOptions& opt) {
     lambda = r.memory_price_s_per_byte;
   }
   // Consistency: Polyak steps on μ towards the best scheme's objective, at the best λ; the step
-  // halves whenever the bound did not rise (the target overestimates what μ can reach), and
-  // three such steps in a row end it (what is left is not the boundaries' to close).
+  // halves whenever a step does not raise the best bound (the target overestimates what μ can
+  // reach), and three such steps in a row end it (what is left is not the boundaries' to close).
   if (lambda > 0 && !closed()) price(lambda);
-  double theta = 1, before = last_bound;
+  double theta = 1;
   int stalls = 0;
   for (int it = 0; it < opt.consistency_steps && seconds_since(t0) < opt.time_limit_s && !closed(); ++it) {
     double norm = 0;
@@ -291,14 +291,14 @@ TiedBound tied_layer_bound(const CostTables& t, const TiedBoundOptions& opt) {
       for (size_t c = 0; c < grad[k].size(); ++c) duals.mu[k][c] += step * grad[k][c];
     }
     ++r.consistency_steps;
+    const double best = r.bound_s;
     price(lambda);
-    if (last_bound <= before) {
+    if (last_bound <= best) {
       theta /= 2;
       if (++stalls == 3) break;
     } else {
       stalls = 0;
     }
-    before = last_bound;
   }
   r.optimal = closed();
   if (r.optimal) r.bound_s = std::min(r.bound_s, r.objective_s);
