@@ -85,9 +85,16 @@ int key_use(const OpClass& k, int c, int port) {
   return k.in_state[c * kMaxOpInputs + port] * 65536 + k.in_grad_state[c * kMaxOpInputs + port];
 }
 
+// Builds the ILP of the whole objective, or of a part of it (IlpPart): then only the charged
+// coordinates pay their node cost and memory, only the listed terms are priced, and the other
+// coordinates are free copies (a binary per choice with no cost of their own).
 class Builder {
  public:
   Builder(const CostTables& t, const Coordinates& co) : t_(t), co_(co), rep_(t.ops(), 0) {}
+  Builder(const CostTables& t, const Coordinates& co, const std::vector<int>& terms, std::vector<char> charged,
+          double memory_price_s_per_byte)
+      : t_(t), co_(co), rep_(t.ops(), 0), terms_(&terms), charged_(std::move(charged)),
+        memory_price_(memory_price_s_per_byte) {}
 
   Lp build() {
     // One binary per (coordinate, choice).
@@ -97,13 +104,19 @@ class Builder {
       x_base_[k] = static_cast<int>(lp_.obj.size());
       for (int c = 0; c < t_.choices(first); ++c) {
         double cost = 0;
-        for (int j = co_.op_begin[k]; j < co_.op_begin[k + 1]; ++j) cost += t_.node_s(co_.ops[j], c);
+        if (charged(k)) {
+          for (int j = co_.op_begin[k]; j < co_.op_begin[k + 1]; ++j) cost += t_.node_s(co_.ops[j], c);
+        }
         lp_.col(cost * kObjScale, true);
       }
       for (int c = 0; c < t_.choices(first); ++c) lp_.entry(x_base_[k] + c, 1);
       lp_.end_row(1, 1);
     }
-    for (int term = 0; term < t_.terms(); ++term) add_term(term);
+    if (terms_) {
+      for (int term : *terms_) add_term(term);
+    } else {
+      for (int term = 0; term < t_.terms(); ++term) add_term(term);
+    }
     add_memory();
     return std::move(lp_);
   }
@@ -112,6 +125,7 @@ class Builder {
 
  private:
   int x(const Side& s, int c) const { return x_base_[s.coord] + c; }
+  bool charged(int k) const { return charged_.empty() || charged_[k]; }
 
   // Σ_b e_ab = u_a and Σ_a e_ab = v_b; returns the first e column (row-major a × b).
   int transport(const Side& a, const Side& b, const std::vector<double>& cost) {
@@ -254,10 +268,13 @@ class Builder {
     }
   }
 
+  // Per stage: Σ memory · x ≤ capacity, or with a memory price, price · memory in the objective
+  // (the Lagrangian relaxation of that row; its constant −price · capacity is the caller's).
   void add_memory() {
     for (int s = 0; s < t_.stages(); ++s) {
       std::map<int, double> coef;
       for (int k = 0; k < co_.size(); ++k) {
+        if (!charged(k)) continue;
         for (int j = co_.op_begin[k]; j < co_.op_begin[k + 1]; ++j) {
           const int op = co_.ops[j];
           for (int c = 0; c < t_.choices(op); ++c) {
@@ -270,6 +287,10 @@ class Builder {
           }
         }
       }
+      if (memory_price_ >= 0) {
+        for (const auto& [col, v] : coef) lp_.obj[col] += memory_price_ * (v / kMemScale) * kObjScale;
+        continue;
+      }
       for (const auto& [col, v] : coef) lp_.entry(col, v);
       lp_.end_row(-1e30, t_.capacity_bytes(s) * kMemScale);
     }
@@ -279,16 +300,24 @@ class Builder {
   const Coordinates& co_;
   std::vector<int> rep_;
   std::vector<int> x_base_;
+  const std::vector<int>* terms_ = nullptr;
+  std::vector<char> charged_;
+  double memory_price_ = -1;
   Lp lp_;
 };
 
-}  // namespace
+// CBC on a built problem: per coordinate the chosen choice (empty when no solution), CBC's
+// objective and best bound in seconds. The time limit counts from t0 (building included).
+struct Cbc {
+  bool optimal = false, infeasible = false;
+  std::vector<int> coord_choice;
+  double objective_s = 0, bound_s = 0;
+  int columns = 0, rows = 0, binaries = 0;
+};
 
-IlpResult solve_ilp(const CostTables& t, const Coordinates& co, const IlpOptions& opt) {
-  const auto t0 = std::chrono::steady_clock::now();
-  IlpResult r;
-  Builder b(t, co);
-  Lp lp = b.build();
+Cbc run_cbc(const CostTables& t, const Coordinates& co, const std::vector<int>& x_base, Lp lp,
+            const std::vector<int>* warm_start, double time_limit_s, std::chrono::steady_clock::time_point t0) {
+  Cbc r;
   const int n = static_cast<int>(lp.obj.size());
   r.columns = n;
   r.rows = lp.rows();
@@ -307,15 +336,15 @@ IlpResult solve_ilp(const CostTables& t, const Coordinates& co, const IlpOptions
   solver.messageHandler()->setLogLevel(0);
   CbcModel model(solver);
   model.messageHandler()->setLogLevel(0);
-  if (opt.warm_start) {
+  if (warm_start) {
     std::vector<std::pair<std::string, double>> start;
     for (int k = 0; k < co.size(); ++k) {
       const int first = co.ops[co.op_begin[k]];
       for (int c = 0; c < t.choices(first); ++c) {
-        const int col = b.x_base()[k] + c;
+        const int col = x_base[k] + c;
         std::string name = "x" + std::to_string(col);
         model.solver()->setColName(col, name);
-        start.emplace_back(name, (*opt.warm_start)[first] == c ? 1.0 : 0.0);
+        start.emplace_back(name, (*warm_start)[first] == c ? 1.0 : 0.0);
       }
     }
     model.setMIPStart(start);
@@ -323,33 +352,95 @@ IlpResult solve_ilp(const CostTables& t, const Coordinates& co, const IlpOptions
   CbcSolverUsefulData data;
   data.noPrinting_ = true;
   CbcMain0(model, data);
-  // The limit counts wall-clock time, building the problem included.
   const double built_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string sec = std::to_string(std::max(1.0, opt.time_limit_s - built_s));
+  const std::string sec = std::to_string(std::max(1.0, time_limit_s - built_s));
   const char* argv[] = {"autoddl", "-log", "0", "-timeMode", "elapsed", "-sec", sec.c_str(), "-solve", "-quit"};
   CbcMain1(9, argv, model, [](CbcModel*, int) { return 0; }, data);
 
   r.optimal = model.isProvenOptimal();
   r.infeasible = model.isProvenInfeasible();
-  const double* sol = model.bestSolution();
-  if (sol) {
-    r.has_solution = true;
-    r.choice.assign(t.ops(), 0);
+  if (const double* sol = model.bestSolution()) {
+    r.coord_choice.resize(co.size());
     for (int k = 0; k < co.size(); ++k) {
       const int first = co.ops[co.op_begin[k]];
       int best = 0;
       for (int c = 1; c < t.choices(first); ++c) {
-        if (sol[b.x_base()[k] + c] > sol[b.x_base()[k] + best]) best = c;
+        if (sol[x_base[k] + c] > sol[x_base[k] + best]) best = c;
       }
-      for (int j = co.op_begin[k]; j < co.op_begin[k + 1]; ++j) r.choice[co.ops[j]] = best;
+      r.coord_choice[k] = best;
+    }
+    r.objective_s = model.getObjValue() / kObjScale;
+  }
+  r.bound_s = model.getBestPossibleObjValue() / kObjScale;
+  if (r.optimal && !r.coord_choice.empty()) r.bound_s = std::min(r.bound_s, r.objective_s);
+  return r;
+}
+
+}  // namespace
+
+IlpResult solve_ilp(const CostTables& t, const Coordinates& co, const IlpOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  IlpResult r;
+  Builder b(t, co);
+  Cbc cbc = run_cbc(t, co, b.x_base(), b.build(), opt.warm_start, opt.time_limit_s, t0);
+  r.columns = cbc.columns;
+  r.rows = cbc.rows;
+  r.binaries = cbc.binaries;
+  r.optimal = cbc.optimal;
+  r.infeasible = cbc.infeasible;
+  if (!cbc.coord_choice.empty()) {
+    r.has_solution = true;
+    r.choice.assign(t.ops(), 0);
+    for (int k = 0; k < co.size(); ++k) {
+      for (int j = co.op_begin[k]; j < co.op_begin[k + 1]; ++j) r.choice[co.ops[j]] = cbc.coord_choice[k];
     }
     r.objective_s = recompute_objective(t, r.choice).total();
   }
-  r.bound_s = model.getBestPossibleObjValue() / kObjScale;
+  r.bound_s = cbc.bound_s;
   if (r.optimal && r.has_solution) r.bound_s = std::min(r.bound_s, r.objective_s);
   if (r.has_solution && r.objective_s > 0) r.gap = std::max(0.0, (r.objective_s - r.bound_s) / r.objective_s);
   r.status = r.optimal ? "optimal" : r.infeasible ? "infeasible" : r.has_solution ? "time limit (best bound reported)" : "no solution";
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+IlpPartResult solve_ilp_part(const CostTables& t, const IlpPart& part, double time_limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // One coordinate per op the part touches: its charged ops, then the free copies.
+  Coordinates co;
+  co.of_op.assign(t.ops(), -1);
+  co.op_begin.push_back(0);
+  std::vector<char> charged;
+  auto add = [&](int op, bool pay) {
+    if (co.of_op[op] >= 0) return;
+    co.of_op[op] = co.size();
+    co.ops.push_back(op);
+    co.op_begin.push_back(static_cast<int>(co.ops.size()));
+    charged.push_back(pay ? 1 : 0);
+  };
+  for (int op : part.ops) add(op, true);
+  for (int term : part.terms) {
+    const int* m = t.term_members(term);
+    for (int y = 0; y < t.term(term).count; ++y) add(m[y], false);
+  }
+  Builder b(t, co, part.terms, std::move(charged), part.memory_price_s_per_byte);
+  Lp lp = b.build();
+  for (const auto& [op, price] : part.op_price_s) {
+    if (co.of_op[op] < 0) continue;
+    for (size_t c = 0; c < price.size(); ++c) lp.obj[b.x_base()[co.of_op[op]] + c] += price[c] * kObjScale;
+  }
+  Cbc cbc = run_cbc(t, co, b.x_base(), std::move(lp), nullptr, time_limit_s, t0);
+  IlpPartResult r;
+  r.optimal = cbc.optimal;
+  r.bound_s = cbc.bound_s;
+  r.objective_s = cbc.objective_s;
+  r.columns = cbc.columns;
+  if (!cbc.coord_choice.empty()) {
+    for (int op : part.ops) r.choice.push_back(cbc.coord_choice[co.of_op[op]]);
+    for (const auto& pr : part.op_price_s) {
+      r.priced_choice.push_back(co.of_op[pr.first] >= 0 ? cbc.coord_choice[co.of_op[pr.first]] : -1);
+    }
+  }
   return r;
 }
 

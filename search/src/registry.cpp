@@ -12,6 +12,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext&, std::string&);
 std::vector<SearchResult> run_cd_expert(SearchContext&, std::string&);
 std::vector<SearchResult> run_chain_dp(SearchContext&, std::string&);
 std::vector<SearchResult> run_ilp(SearchContext&, std::string&);
+std::vector<SearchResult> run_ilp_tied(SearchContext&, std::string&);
 std::vector<SearchResult> run_dp(SearchContext&, std::string&);
 std::vector<SearchResult> run_zero1(SearchContext&, std::string&);
 std::vector<SearchResult> run_zero3(SearchContext&, std::string&);
@@ -35,6 +36,8 @@ const std::vector<Searcher>& searchers() {
        methods::run_cd_expert},
       {"chain-dp", "exact dynamic programming when ops form a chain or tree", false, methods::run_chain_dp},
       {"ilp", "exact ILP of the same objective (Alpa), COIN-OR CBC under --time-limit", false, methods::run_ilp},
+      {"ilp-tied", "lower bound (often the optimum) from one ILP per layer class, memory by Lagrange", false,
+       methods::run_ilp_tied},
       {"dp", expert_help("dp"), true, methods::run_dp},
       {"zero1", expert_help("zero1"), true, methods::run_zero1},
       {"zero3", expert_help("zero3"), true, methods::run_zero3},

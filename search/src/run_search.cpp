@@ -43,7 +43,10 @@ SearchRun run_search(const costmodel::Graph& g, const costmodel::ClusterSpec& c,
   bool used_tables = false;
   for (const SearchResult& r : run.results) {
     used_tables |= r.objective_s.has_value();
-    if (r.method == "ilp" && r.bound_s) run.ilp_bound_s = r.bound_s;
+    // Both are lower bounds of the same objective: the higher is the tighter.
+    if ((r.method == "ilp" || r.method == "ilp-tied") && r.bound_s && (!run.ilp_bound_s || *r.bound_s > *run.ilp_bound_s)) {
+      run.ilp_bound_s = r.bound_s;
+    }
   }
   if (run.ilp_bound_s) {
     for (SearchResult& r : run.results) {

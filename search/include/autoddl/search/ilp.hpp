@@ -34,4 +34,28 @@ struct IlpResult {
 
 IlpResult solve_ilp(const CostTables& t, const Coordinates& co, const IlpOptions& opt);
 
+// A part of the objective (ilp_tied.hpp): `ops` pay their node cost and, at a price per byte,
+// their memory (the Lagrangian relaxation of the memory rows: no row, price · bytes in the
+// objective); `terms` are priced; the terms' members outside `ops` are free copies, so the
+// part's optimum is a lower bound of its share of any full assignment.
+// `op_price_s` adds a price per choice to an op's binaries (charged or copy): the multipliers
+// of the consistency between a copy and the op it copies, which cancel over the whole model.
+struct IlpPart {
+  std::vector<int> ops;
+  std::vector<int> terms;
+  double memory_price_s_per_byte = 0;
+  std::vector<std::pair<int, std::vector<double>>> op_price_s;  // (op, seconds per choice)
+};
+
+struct IlpPartResult {
+  bool optimal = false;
+  std::vector<int> choice;  // per part op, in the order of IlpPart::ops (empty: no solution)
+  std::vector<int> priced_choice;  // per IlpPart::op_price_s entry: the op's choice
+  double objective_s = 0;   // CBC's value of `choice` (memory priced)
+  double bound_s = 0;       // CBC's lower bound (= objective_s when optimal)
+  int columns = 0;
+};
+
+IlpPartResult solve_ilp_part(const CostTables& t, const IlpPart& part, double time_limit_s);
+
 }  // namespace autoddl::search

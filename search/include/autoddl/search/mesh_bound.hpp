@@ -1,0 +1,34 @@
+// Cheap lower bounds of what any scheme on a mesh can reach, so that `cd-mesh` spends no time on
+// meshes that cannot win (search/src/methods/cd_mesh.cpp).
+//
+// Time: every device of a stage runs its share of every op of the stage, forward and backward,
+// one kernel after another on its compute stream, so evaluate()'s iteration time is at least the
+// slowest stage's compute, which is at least the total over stages / S. Per op the least compute
+// over its legal signatures on the SBP dims (op_compute at one micro-batch, no recompute) with
+// the GPU's efficiency tables replaced by their running maximum (monotone in FLOPs, never below
+// the real table): then m micro-batches cost at least one (m · t(f/m) ≥ t(f) when efficiency
+// does not fall with size), recompute only adds, and communication, bubbles and the optimizer
+// step are not counted at all.
+// Memory: parameters, gradients and optimizer state at their least over the op's choices
+// (ZeRO-3 storage, sharded optimizer), activations not counted; on S stages the fullest holds
+// at least the total / S. A mesh whose memory bound exceeds the GPU cannot hold any scheme.
+#pragma once
+#include <vector>
+
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/graph.hpp"
+
+namespace autoddl::search {
+
+struct MeshBound {
+  double iteration_s = 0;        // ≤ evaluate()'s iteration time of any scheme on the mesh
+  double memory_bytes = 0;       // ≤ the peak memory per device of any scheme on the mesh
+  double capacity_bytes = 0;     // the GPU's
+  bool fits() const { return memory_bytes <= capacity_bytes; }
+};
+
+// mesh: the whole mesh; pipeline_dim: its stage dim or -1.
+MeshBound mesh_lower_bound(const costmodel::Graph& g, const costmodel::ClusterSpec& c, const std::vector<int>& mesh,
+                           int pipeline_dim);
+
+}  // namespace autoddl::search

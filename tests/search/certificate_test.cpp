@@ -1,0 +1,121 @@
+// The certificates at scale: the tied-layer ILP (ilp_tied.hpp) against the full ILP, and the
+// cheap mesh bounds of cd-mesh (mesh_bound.hpp) against what the search finds on each mesh.
+#include <catch2/catch.hpp>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/search/ilp.hpp"
+#include "autoddl/search/ilp_tied.hpp"
+#include "autoddl/search/mesh_bound.hpp"
+#include "autoddl/search/searcher.hpp"
+#include "fixtures.hpp"
+
+using namespace search_fixtures;
+
+namespace {
+
+const SearchResult& find(const SearchRun& run, const std::string& method) {
+  for (const SearchResult& r : run.results) {
+    if (r.method == method) return r;
+  }
+  FAIL("no result for " << method);
+  throw;
+}
+
+IlpResult full_ilp(const CostTables& t) {
+  IlpOptions o;
+  o.time_limit_s = 60;
+  return solve_ilp(t, make_coordinates(t, false), o);
+}
+
+}  // namespace
+
+TEST_CASE("the tied-layer ILP proves the full ILP's optimum on a 4-layer GPT and CD stays above it",
+          "[search][exact][certificate]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g = tiny_gpt(4);
+  SearchOptions o;
+  o.mesh_shape = {8};
+  o.random_restarts = 0;
+  const SearchRun run = run_search(g, c, o, {"cd", "ilp", "ilp-tied"});
+  const SearchResult& ilp = find(run, "ilp");
+  const SearchResult& tied = find(run, "ilp-tied");
+  REQUIRE(ilp.optimal);
+  REQUIRE(tied.bound_s);
+  // 4 layers + the rest: the first layer (fed by the embedding), the three others, the rest.
+  CHECK(tied.details["classes"] == 3);
+  CHECK(tied.details["parts"] == 5);
+  CHECK(*tied.bound_s == Approx(*ilp.objective_s).epsilon(1e-6));
+  CHECK(tied.optimal);
+  CHECK(*tied.objective_s == Approx(*ilp.objective_s).epsilon(1e-6));
+  const SearchResult& cd = find(run, "cd");
+  REQUIRE(cd.best_objective_s);
+  CHECK(*cd.best_objective_s >= *tied.bound_s * (1 - 1e-9));
+  REQUIRE(run.ilp_bound_s);
+  CHECK(*run.ilp_bound_s >= *tied.bound_s * (1 - 1e-9));
+}
+
+TEST_CASE("with memory binding the tied bound (Lagrange) stays at or below the full optimum",
+          "[search][exact][certificate]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const Graph g = tiny_gpt(4);
+  CostTables t(g, c, table_options({8}));
+  // Capacity between the leanest and the fastest assignment's memory: the rows bind.
+  const IlpResult roomy = full_ilp(t);
+  REQUIRE(roomy.optimal);
+  const double fastest_bytes = recompute_objective(t, roomy.choice).memory_bytes[0];
+  t.set_capacity_bytes(0, 0.6 * fastest_bytes);
+  const IlpResult tight = full_ilp(t);
+  REQUIRE(tight.optimal);
+  REQUIRE(tight.objective_s > roomy.objective_s);
+  TiedBoundOptions opt;
+  opt.time_limit_s = 60;
+  opt.price_steps = 6;
+  opt.consistency_steps = 3;
+  const TiedBound b = tied_layer_bound(t, opt);
+  INFO("tied bound " << b.bound_s << ", full optimum " << tight.objective_s << ", price " << b.memory_price_s_per_byte);
+  CHECK(b.memory_price_s_per_byte > 0);
+  CHECK(b.bound_s <= tight.objective_s * (1 + 1e-9));
+  CHECK(b.bound_s > roomy.objective_s * 0.5);  // the price made it tighter than half the unconstrained optimum
+  if (b.fits) CHECK(b.objective_s >= tight.objective_s * (1 - 1e-9));
+}
+
+TEST_CASE("a mesh's lower bound is at most every scheme found on it and a mesh too small is pruned",
+          "[search][certificate]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(2, 16);
+  int checked = 0;
+  for (const std::vector<int>& mesh : std::vector<std::vector<int>>{
+           {16}, {2, 8}, {4, 4}, {2, 2, 4}}) {
+    try {
+      make_mesh(c, mesh, "mesh");
+    } catch (const autoddl::InputError&) {
+      continue;  // not node-aligned
+    }
+    const MeshBound b = mesh_lower_bound(g, c, mesh, -1);
+    CHECK(b.fits());
+    SearchOptions o;
+    o.mesh_shape = mesh;
+    o.random_restarts = 0;
+    const SearchRun run = run_search(g, c, o, {"cd", "zero3"});
+    for (const SearchResult& r : run.results) {
+      if (!r.report.feasible) continue;
+      INFO("mesh of " << mesh.size() << " dims, " << r.method << ": " << r.report.iteration_s << " s, bound "
+                      << b.iteration_s << " s");
+      CHECK(b.iteration_s > 0);
+      CHECK(b.iteration_s <= r.report.iteration_s);
+      CHECK(b.memory_bytes <= r.report.peak_memory_bytes);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 8);
+  // GPT-3's parameters, gradients and optimizer state do not fit on 8 A100s, however sharded.
+  const ClusterSpec one = resolve_cluster("dgx-a100", 1);
+  const Graph big = build_zoo_model("gpt", {{"layers", "96"}, {"hidden", "12288"}, {"heads", "96"}});
+  const MeshBound b = mesh_lower_bound(big, one, {8}, -1);
+  CHECK_FALSE(b.fits());
+  SearchOptions o;
+  o.mesh_shape = {8};
+  const SearchRun run = run_search(big, one, o, {"zero3"});
+  CHECK_FALSE(run.results.at(0).report.feasible);
+}
