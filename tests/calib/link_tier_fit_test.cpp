@@ -25,7 +25,7 @@ ShapePoints shape(CollectiveKind kind, CommGroup g, int groups, double fixed, do
 
 }  // namespace
 
-TEST_CASE("the tier fit recovers fixed cost, per-step latency and bandwidth; held-out error per shape",
+TEST_CASE("the tier fit recovers fixed cost, per-step latency and bandwidth, held-out error per shape",
           "[calib][link_tier]") {
   std::vector<ShapePoints> shapes;
   for (int p : {2, 4, 8}) {

@@ -148,7 +148,7 @@ TEST_CASE("a logged algorithm NCCL's model does not offer is priced by the model
   CHECK_THROWS_AS(fit_nccl_model(no_nccl, {s}), autoddl::InputError);
 }
 
-TEST_CASE("fitted NCCL-model tiers price unmeasured mesh dims; measured entries still win", "[calib][nccl_fit]") {
+TEST_CASE("fitted NCCL-model tiers price unmeasured mesh dims, measured entries still win", "[calib][nccl_fit]") {
   ClusterSpec c = h100(8);
   Calibration cal;
   NcclModelCalibration intra = params(0.8, 3e-6);

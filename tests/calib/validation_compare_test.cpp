@@ -101,7 +101,7 @@ TEST_CASE("compute and communication errors are told apart on 8 ranks", "[calib]
   CHECK(j["ops"].size() == g.ops.size());
 }
 
-TEST_CASE("a runner result survives its JSON; a foreign or skipped one is refused", "[calib][validation][json]") {
+TEST_CASE("a runner result survives its JSON, a foreign or skipped one is refused", "[calib][validation][json]") {
   ClusterSpec c = resolve_cluster("dgx-h100", 1);
   Graph g = tiny_gpt();
   PlanBuild b = make_validation_plan(g, c, make_scheme("dp", g, c, {1}));
@@ -133,7 +133,7 @@ TEST_CASE("a runner result survives its JSON; a foreign or skipped one is refuse
   CHECK_THROWS_WITH(result_from_json(bad, "m.json"), "m.json: timing.overlap: unknown key");
 }
 
-TEST_CASE("iterations timed without per-step events are compared; the per-step pass's are kept and noted",
+TEST_CASE("iterations timed without per-step events are compared, the per-step pass's are kept and noted",
           "[calib][validation][json]") {
   ClusterSpec c = resolve_cluster("dgx-h100", 1);
   Graph g = tiny_gpt();

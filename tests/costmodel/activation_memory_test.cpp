@@ -66,7 +66,7 @@ TEST_CASE("per-layer activation bytes match Korthikanti et al. 2022 within 5%", 
   }
 }
 
-TEST_CASE("views, bias and residual adds keep nothing; dropout keeps a 1-byte mask", "[costmodel][memory]") {
+TEST_CASE("views, bias and residual adds keep nothing, dropout keeps a 1-byte mask", "[costmodel][memory]") {
   const Graph g = gpt(1);
   const std::vector<double> f = saved_factors(g);
   auto factor_of = [&](const std::string& op) {

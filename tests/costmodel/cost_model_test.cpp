@@ -101,7 +101,7 @@ TEST_CASE("a Megatron MLP block costs one all-reduce forward and one backward of
   CHECK(kind(sp, CollectiveKind::all_reduce, "bytes") == Approx(2.0 * 7 / 8 * ln_params));
 }
 
-TEST_CASE("zero3 moves 1.5x the bytes of dp; zero1 moves the same with less optimizer memory",
+TEST_CASE("zero3 moves 1.5x the bytes of dp, zero1 moves the same with less optimizer memory",
           "[costmodel][cost][zero]") {
   ClusterSpec c = resolve_cluster("dgx-a100", 1);
   // Every parameter of this MLP sits in a batch-parallel op, so all communication is
@@ -148,7 +148,7 @@ TEST_CASE("pipeline bubble is (p-1)/(m+p-1) of the schedule and interleaving div
   CHECK(kind(inter, CollectiveKind::send_recv, "count") > kind(flat, CollectiveKind::send_recv, "count"));
 }
 
-TEST_CASE("a scheme that does not fit is an input error; one that runs out of memory is infeasible",
+TEST_CASE("a scheme that does not fit is an input error, one that runs out of memory is infeasible",
           "[costmodel][cost]") {
   ClusterSpec c = resolve_cluster("dgx-a100", 2);
   Graph g = tiny_gpt();

@@ -56,7 +56,7 @@ TEST_CASE("large all-reduce busbw plateaus where NCCL's model puts it", "[costmo
   CHECK(busbw(a100, K::all_reduce, big, ea) == Approx(240).epsilon(0.005));
 }
 
-TEST_CASE("small messages take LL, mid sizes LL128, large Simple; latency by hand", "[costmodel][nccl]") {
+TEST_CASE("small messages take LL, mid sizes LL128, large Simple, latency by hand", "[costmodel][nccl]") {
   NcclTuning a100 = one_node("dgx-a100");
   // 8 B all-reduce, ring LL: 6.6 + 14 x 0.6 = 15.0 us; tree LL: 6.8 + 2 x 7 x 0.6 = 15.2 us.
   NcclEstimate tiny = nccl_time(a100, K::all_reduce, 8);

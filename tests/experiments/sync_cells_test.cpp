@@ -54,7 +54,7 @@ std::pair<std::string, std::string> rejected(const std::function<void(json&)>& e
 
 }  // namespace
 
-TEST_CASE("sync_rank is a cell per pair, ranker, trial count and seed; sync_transfer one per other pair to train on",
+TEST_CASE("sync_rank is a cell per pair, ranker, trial count and seed, sync_transfer one per other pair to train on",
           "[experiments][sync]") {
   const json j = ranker_config(empty_dataset());
   const std::vector<Cell> cells = expand_cells(sweep_config_from_json(j, "t.json"));
@@ -130,7 +130,7 @@ TEST_CASE("a bad sync_rank field stops `autoddl sweep run` with one line naming 
   fs::remove_all(d);
 }
 
-TEST_CASE("a tiny ranker sweep over a real dataset records the metrics the figures read; too few records fail the cell",
+TEST_CASE("a tiny ranker sweep over a real dataset records the metrics the figures read, too few records fail the cell",
           "[experiments][sync]") {
   const std::string d = scratch("sync-run");
   autoddl::sync::DatasetOptions o;

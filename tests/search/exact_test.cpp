@@ -47,7 +47,7 @@ TEST_CASE("brute force, tree DP and the ILP find the same optimum on a 4-op chai
   }
 }
 
-TEST_CASE("the ILP prices a tensor read by two ops like brute force; the DP declines it", "[search][exact]") {
+TEST_CASE("the ILP prices a tensor read by two ops like brute force, the DP declines it", "[search][exact]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 1);
   const Graph g = residual_graph();
   for (const auto& mesh : {std::vector<int>{4}, std::vector<int>{2, 2}}) {

@@ -120,7 +120,7 @@ TEST_CASE("all-reduce groups: ring α-β per group, max and sum over groups, fp1
   }
 }
 
-TEST_CASE("transfers overlap the rest of backward; only the last group's is exposed",
+TEST_CASE("transfers overlap the rest of backward, only the last group's is exposed",
           "[sync][analytical]") {
   Graph g = test::tiny_model(false);
   // a slow GPU (1e8 FLOP/s): fc1's backward (2 GEMMs of 2·8·64·32 FLOPs / 4 workers) takes

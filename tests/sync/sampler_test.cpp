@@ -41,7 +41,7 @@ TEST_CASE("a seed fixes the sampled strategy", "[sync][sampler]") {
   CHECK_FALSE(sa == sample_strategy(vars, c, {}, other));
 }
 
-TEST_CASE("greedy placement balances PS bytes; ordered_balanced keeps graph order",
+TEST_CASE("greedy placement balances PS bytes, ordered_balanced keeps graph order",
           "[sync][sampler]") {
   std::vector<Variable> vars = extract_variables(build_zoo_model("resnet50", {}));
   ClusterSpec c = test::test_cluster(4, 1);

@@ -162,7 +162,7 @@ TEST_CASE("ZeRO-1 is refused: its reduce-scatter leaves each replica a shard, no
                         Catch::Contains("reduce-scatter") && Catch::Contains("unsharding the optimizer state"));
 }
 
-TEST_CASE("a pipelined scheme: each stage's group syncs its own variables; DDP buckets reproduce the cost model",
+TEST_CASE("a pipelined scheme: each stage's group syncs its own variables, DDP buckets reproduce the cost model",
           "[sync][scheme][pipeline]") {
   // bert on autosync-b (4 nodes x 4 T4), tp=2 x pp=2 x dp=4: stage s's dp group has 4 ranks, one
   // per node... or two per node; whatever the layout, both stages' groups have one shape.

@@ -142,7 +142,7 @@ TEST_CASE("the gap metric leaves out pairs closer than the noise", "[sync][train
   CHECK(m.all.top1_regret == Approx(0.01));
 }
 
-TEST_CASE("transfer: trained on some pairs, tested on another; fine-tuning on target trials",
+TEST_CASE("transfer: trained on some pairs, tested on another, fine-tuning on target trials",
           "[sync][training][transfer]") {
   fs::path dir = constructed_dataset("autoddl_training_transfer");
   std::vector<LabeledRecord> records = read_records({dir.string()});

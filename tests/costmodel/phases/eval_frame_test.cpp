@@ -30,7 +30,7 @@ TEST_CASE("the pipeline dim leaves the SBP mesh and gives the stage-boundary lin
   CHECK(only.sbp_mesh.shape() == std::vector<int>{1});
 }
 
-TEST_CASE("a micro-batch divides batch-major tensors and its bytes with them; parameters stay whole", "[costmodel][phases]") {
+TEST_CASE("a micro-batch divides batch-major tensors and its bytes with them, parameters stay whole", "[costmodel][phases]") {
   const Graph g = build_zoo_model("gpt", {{"layers", "1"}, {"hidden", "64"}, {"heads", "4"}, {"seq", "32"},
                                           {"vocab", "128"}, {"batch", "8"}});
   CHECK(training_dtype(g) == DType::fp16);

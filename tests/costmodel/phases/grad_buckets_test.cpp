@@ -16,7 +16,7 @@ NdSbp one(Sbp s) { return NdSbp::all(s, 1); }
 
 }  // namespace
 
-TEST_CASE("gradients fuse into buckets that overlap the backward; only the tail is exposed", "[costmodel][phases]") {
+TEST_CASE("gradients fuse into buckets that overlap the backward, only the tail is exposed", "[costmodel][phases]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 1);
   const DeviceMesh mesh = make_mesh(c, {8});
   const BoxingTable table(mesh, {1024, 1024}, 2.0 * 1024 * 1024);
