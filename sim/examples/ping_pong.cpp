@@ -28,7 +28,8 @@ static void ponger(sg4::Mailbox* in, sg4::Mailbox* out) {
 
 int main(int argc, char** argv) {
   xbt_log_control_set("xbt_cfg.thres:warning");
-  sg4::Engine e(&argc, argv);
+  sim::EngineArgv args(argc, argv);
+  sg4::Engine e(args.argc(), args.argv());
   sim::configure_alpha_beta_network();
   costmodel::ClusterSpec c;
   c.name = "two-nodes";
