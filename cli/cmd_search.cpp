@@ -240,7 +240,8 @@ int run_search_cmd(const SearchCliOptions& opt) {
   }
   nlohmann::json sync_json;
   if (best && opt.sync_trials > 0) sync_json = search_best_sync(g, c, *best, opt.sync_trials, opt.seed);
-  if (best && !opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
+  OutputFiles out;
+  if (best && !opt.out.empty()) out.add_json(opt.out, scheme_to_json(best->scheme, g));
   if (!opt.json_file.empty()) {
     nlohmann::json j = {{"model", g.name}, {"cluster", c.name}, {"mesh", mesh}, {"pipeline_dim", so.pipeline_dim},
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
@@ -257,8 +258,9 @@ int run_search_cmd(const SearchCliOptions& opt) {
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
     }
     if (!sync_json.is_null()) j["sync"] = sync_json;
-    write_json_atomic(opt.json_file, j);
+    out.add_json(opt.json_file, j);
   }
+  out.commit();
   return 0;
 }
 
