@@ -12,6 +12,7 @@
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #ifdef AUTODDL_HAVE_SYNC
 #include "autoddl/sync/scheme_sync.hpp"

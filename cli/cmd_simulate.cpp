@@ -11,6 +11,7 @@
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sim/report.hpp"
 #include "autoddl/sim/trace.hpp"
 #include "cli_util.hpp"
@@ -104,7 +105,7 @@ int run_simulate(const SimulateOptions& opt) {
   OutputFiles out;
   if (!opt.json_file.empty()) out.add_json(opt.json_file, sim::sim_report_to_json(run.report));
   if (!opt.trace_file.empty()) {
-    out.add(opt.trace_file, traces::chrome_trace_text(sim::to_chrome_trace(run.lowered.program, run.result, c)));
+    out.add(opt.trace_file, dump_json(traces::chrome_trace_json(sim::to_chrome_trace(run.lowered.program, run.result, c))) + "\n");
   }
   out.commit();
   if (!opt.trace_file.empty()) {

@@ -9,6 +9,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/strategy_json.hpp"

@@ -9,6 +9,7 @@
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/training.hpp"
 #include "autoddl/sync/transfer.hpp"
 #include "cli_util.hpp"

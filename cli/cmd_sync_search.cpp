@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
 #include "autoddl/sync/lowshot.hpp"

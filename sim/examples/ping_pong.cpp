@@ -3,6 +3,7 @@
 // 5 us + 1 MiB / 25 GB/s = 46.94 us, as the α-β model says (CM02, no cross-traffic).
 #include <simgrid/s4u.hpp>
 
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_example_ping_pong, autoddl_sim, "ping-pong example");

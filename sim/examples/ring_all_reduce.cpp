@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "autoddl/sim/collectives.hpp"
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_example_ring, autoddl_sim, "ring all-reduce example");

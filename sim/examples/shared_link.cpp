@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "autoddl/sim/collectives.hpp"
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_example_shared_link, autoddl_sim, "shared-link example");

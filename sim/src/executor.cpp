@@ -13,9 +13,10 @@
 #include <utility>
 
 #include "autoddl/costmodel/calibration.hpp"
-#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/sim/collectives.hpp"
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 #include "transfers.hpp"
 

@@ -30,10 +30,8 @@ nlohmann::json chrome_trace_json(const ChromeTrace& trace) {
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
 }
 
-std::string chrome_trace_text(const ChromeTrace& trace) { return dump_json(chrome_trace_json(trace)) + "\n"; }
-
 void write_chrome_trace(const std::string& path, const ChromeTrace& trace) {
-  write_file_atomic(path, chrome_trace_text(trace));
+  write_file_atomic(path, dump_json(chrome_trace_json(trace)) + "\n");
 }
 
 }  // namespace autoddl::traces

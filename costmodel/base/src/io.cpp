@@ -1,7 +1,8 @@
-// Atomic result files and JSON reading with located errors (see io.hpp). The parser callback
+// Atomic result files (io.hpp, output_files.hpp) and JSON reading with located errors (io.hpp). The parser callback
 // tracks the field path as it goes, so an error thrown mid-parse (1e309, a duplicate key, too
 // deep) names the field it happened in; nlohmann's parser itself is iterative (no recursion).
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -2,8 +2,6 @@
 // (one node alone, nodes on a star, nodes on a fat tree) from the ClusterSpec.
 #include <cmath>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "autoddl/costmodel/error.hpp"
 #include "shapes.hpp"
@@ -11,31 +9,6 @@
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_sim_platform, autoddl_sim, "autoddl: platform builder");
 
 namespace autoddl::sim {
-
-namespace {
-constexpr bool address_sanitizer_build() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#else
-  return false;
-#endif
-#else
-  return false;
-#endif
-}
-}  // namespace
-
-EngineArgv::EngineArgv(std::vector<std::string> args) : args_(std::move(args)) {
-  if (address_sanitizer_build()) args_.emplace_back("--cfg=contexts/factory:thread");
-  for (std::string& a : args_) ptrs_.push_back(a.data());
-  ptrs_.push_back(nullptr);
-  argc_ = static_cast<int>(args_.size());
-}
-
-EngineArgv::EngineArgv(int argc, char** argv) : EngineArgv(std::vector<std::string>(argv, argv + argc)) {}
 
 void configure_alpha_beta_network() {
   // CM02 is LV08's max-min solver without its TCP corrections (latency ×13.01, bandwidth

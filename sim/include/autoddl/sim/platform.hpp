@@ -9,7 +9,6 @@
 // model uses for that pair (intra.latency_s inside a node, inter.latency_s across nodes) and
 // link bandwidths include the spec's efficiencies, so uncontended transfers take α + S·β.
 #pragma once
-#include <string>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -28,26 +27,6 @@ struct Platform {
   int gpus_per_node = 1;
   int nics_per_node = 1;
   int node_of(int device) const { return device / gpus_per_node; }
-};
-
-// The argc/argv every sg4::Engine of autoddl is created with: `args` (args[0] the program name),
-// plus `--cfg=contexts/factory:thread` in a build with AddressSanitizer. SimGrid's default
-// contexts switch actor stacks with ucontext/raw assembly, which ASan cannot follow (it warns on
-// stderr and may report false positives); with one thread per actor ASan sees ordinary stacks.
-// The same simulated times either way, only slower. Keep it alive as long as the Engine.
-class EngineArgv {
- public:
-  explicit EngineArgv(std::vector<std::string> args);
-  EngineArgv(int argc, char** argv);
-  EngineArgv(const EngineArgv&) = delete;
-  EngineArgv& operator=(const EngineArgv&) = delete;
-  int* argc() { return &argc_; }
-  char** argv() { return ptrs_.data(); }
-
- private:
-  std::vector<std::string> args_;
-  std::vector<char*> ptrs_;
-  int argc_ = 0;
 };
 
 // Sets the network model so transfers follow α-β exactly (CM02, no cross-traffic, no TCP

@@ -33,8 +33,6 @@ struct ChromeTrace {
 
 // The trace as a JSON document; metadata first, then spans in the order given.
 nlohmann::json chrome_trace_json(const ChromeTrace& trace);
-// The file's text: that document, one line, ending in a newline.
-std::string chrome_trace_text(const ChromeTrace& trace);
 // Writes it atomically (autoddl::write_file_atomic); throws InputError(path, "", reason).
 void write_chrome_trace(const std::string& path, const ChromeTrace& trace);
 
