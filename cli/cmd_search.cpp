@@ -18,6 +18,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "autoddl/search/explain.hpp"
 #include "autoddl/search/searcher.hpp"
@@ -180,12 +181,13 @@ int run_search_cmd(const SearchCliOptions& opt) {
   }
   so.time_limit_s = opt.time_limit_s;
   so.seed = opt.seed;
-  if (opt.restarts < 0) throw InputError("--restarts", "", "must be >= 0");
+  if (opt.restarts < 0 || opt.restarts > 10000) throw InputError("--restarts", "", "must be from 0 to 10000");
   so.random_restarts = opt.restarts;
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
   so.sync_weight = opt.sync_weight;
-  if (opt.sync_trials != -1 && opt.sync_trials < 1) throw InputError("--sync", "", "trials must be >= 1");
+  if (opt.sync_trials != -1 && (opt.sync_trials < 1 || opt.sync_trials > 100000))
+    throw InputError("--sync", "", "trials must be from 1 to 100000");
   // A progress line on stderr once a search has run for a second (overwritten in place on a tty).
   // On a terminal one line is rewritten in place; otherwise a line every 5 s at most.
   const bool tty = isatty(fileno(stderr));
