@@ -12,6 +12,7 @@
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #ifdef AUTODDL_HAVE_SYNC
 #include "autoddl/sync/scheme_sync.hpp"
@@ -165,6 +166,7 @@ int run_cost(const CostOptions& opt) {
   if (with) print_with_strategy(*with, opt.sync_file);
 #endif
   const nlohmann::json dims = mesh_dims_report(c, m.scheme.mesh_shape);
+  OutputFiles out;
   if (!opt.json_file.empty()) {
     nlohmann::json j = to_json(r);
     if (!dims.empty()) j["mesh_dims"] = dims;
@@ -176,9 +178,10 @@ int run_cost(const CostOptions& opt) {
     }
 #endif
     j["notes"] = m.note.empty() ? nlohmann::json::array() : nlohmann::json::array({m.note});
-    write_json_atomic(opt.json_file, j);
+    out.add_json(opt.json_file, j);
   }
-  if (!opt.scheme_out.empty()) write_json_atomic(opt.scheme_out, scheme_to_json(m.scheme, m.graph));
+  if (!opt.scheme_out.empty()) out.add_json(opt.scheme_out, scheme_to_json(m.scheme, m.graph));
+  out.commit();
   return 0;
 }
 

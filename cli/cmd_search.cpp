@@ -19,6 +19,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "autoddl/search/explain.hpp"
 #include "autoddl/search/searcher.hpp"
@@ -182,14 +183,15 @@ int run_search_cmd(const SearchCliOptions& opt) {
   }
   so.time_limit_s = opt.time_limit_s;
   so.seed = opt.seed;
-  if (opt.restarts < 0) throw InputError("--restarts", "", "must be >= 0");
+  if (opt.restarts < 0 || opt.restarts > 10000) throw InputError("--restarts", "", "must be from 0 to 10000");
   so.random_restarts = opt.restarts;
   if (opt.jobs < 0) throw InputError("--jobs", "", "must be >= 0");
   so.jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
   so.sync_weight = opt.sync_weight;
-  if (opt.sync_trials != -1 && opt.sync_trials < 1) throw InputError("--sync", "", "trials must be >= 1");
+  if (opt.sync_trials != -1 && (opt.sync_trials < 1 || opt.sync_trials > 100000))
+    throw InputError("--sync", "", "trials must be from 1 to 100000");
   // A progress line on stderr once a search has run for a second (overwritten in place on a tty).
   // On a terminal one line is rewritten in place; otherwise a line every 5 s at most.
   const bool tty = isatty(fileno(stderr));
@@ -244,7 +246,8 @@ int run_search_cmd(const SearchCliOptions& opt) {
   }
   nlohmann::json sync_json;
   if (best && opt.sync_trials > 0) sync_json = search_best_sync(g, c, *best, opt.sync_trials, opt.seed);
-  if (best && !opt.out.empty()) write_json_atomic(opt.out, scheme_to_json(best->scheme, g));
+  OutputFiles out;
+  if (best && !opt.out.empty()) out.add_json(opt.out, scheme_to_json(best->scheme, g));
   if (!opt.json_file.empty()) {
     nlohmann::json j = {{"model", g.name}, {"cluster", c.name}, {"mesh", mesh}, {"pipeline_dim", so.pipeline_dim},
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
@@ -261,8 +264,9 @@ int run_search_cmd(const SearchCliOptions& opt) {
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
     }
     if (!sync_json.is_null()) j["sync"] = sync_json;
-    write_json_atomic(opt.json_file, j);
+    out.add_json(opt.json_file, j);
   }
+  out.commit();
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sim/report.hpp"
 #include "autoddl/sim/trace.hpp"
 #ifdef AUTODDL_HAVE_SYNC
@@ -141,9 +142,13 @@ int run_simulate(const SimulateOptions& opt) {
   const Scheme& s = m.scheme;
   sim::SchemeSimulation run = sim::simulate_scheme(g, c, s, so, lo);
   print_report(run.report, run.lowered, m.params, g);
-  if (!opt.json_file.empty()) write_json_atomic(opt.json_file, sim::sim_report_to_json(run.report));
+  OutputFiles out;
+  if (!opt.json_file.empty()) out.add_json(opt.json_file, sim::sim_report_to_json(run.report));
   if (!opt.trace_file.empty()) {
-    sim::write_trace(opt.trace_file, run.lowered.program, run.result, c);
+    out.add(opt.trace_file, dump_json(traces::chrome_trace_json(sim::to_chrome_trace(run.lowered.program, run.result, c))) + "\n");
+  }
+  out.commit();
+  if (!opt.trace_file.empty()) {
     std::printf("wrote %s (open it in https://ui.perfetto.dev)\n", opt.trace_file.c_str());
   }
   return 0;

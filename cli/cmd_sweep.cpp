@@ -59,8 +59,11 @@ void print_cells(const char* title, const std::vector<nlohmann::json>& cells, in
       break;
     }
     const auto& c = cells[i];
-    std::printf("  %s  %s%s%s\n", c["key"].get<std::string>().c_str(), experiments::describe(c["inputs"]).c_str(),
-                with_error ? ": " : "", with_error ? c.value("error", std::string("?")).c_str() : "");
+    const auto error = c.find("error");
+    const std::string why = error != c.end() && error->is_string() ? error->get<std::string>() : "?";
+    std::printf("  %s  %s%s%s\n", c["key"].get<std::string>().c_str(),
+                experiments::describe(c.contains("inputs") ? c["inputs"] : nlohmann::json()).c_str(),
+                with_error ? ": " : "", with_error ? why.c_str() : "");
   }
 }
 

@@ -9,6 +9,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/strategy_json.hpp"
@@ -80,12 +81,13 @@ int run_build(const SyncOptions& opt) {
   sync::Strategy s = sync::find_builder(opt.builder).build(l.vars, l.cluster);
   sync::validate_strategy(s, l.vars, l.cluster, opt.builder);
   sync::Evaluation e = sync::evaluate_analytical(l.graph, l.vars, s, l.cluster);
-  if (!opt.out.empty()) write_json_atomic(opt.out, sync::strategy_to_json(s));
+  OutputFiles out;
+  out.add_json(opt.out, sync::strategy_to_json(s));
   if (!opt.json_file.empty()) {
-    write_json_atomic(opt.json_file, {{"model", l.graph.name}, {"cluster", l.cluster.name},
-                                      {"strategy", sync::strategy_to_json(s)},
-                                      {"analytical", sync::evaluation_to_json(e)}});
+    out.add_json(opt.json_file, {{"model", l.graph.name}, {"cluster", l.cluster.name},
+                                 {"strategy", sync::strategy_to_json(s)}, {"analytical", sync::evaluation_to_json(e)}});
   }
+  out.commit();
   print_header(l);
   print_summary(s, e);
   if (!opt.out.empty()) std::printf("strategy written to %s\n", opt.out.c_str());

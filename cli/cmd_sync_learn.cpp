@@ -9,6 +9,7 @@
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/training.hpp"
 #include "autoddl/sync/transfer.hpp"
 #include "cli_util.hpp"
@@ -65,13 +66,15 @@ int run_train(const LearnOptions& o) {
   r->fit(sync::to_samples(train));
   sync::PairMetrics on_train = sync::evaluate_ranker(*r, train, o.min_gap);
   sync::PairMetrics held_out = test.empty() ? sync::PairMetrics{} : sync::evaluate_ranker(*r, test, o.min_gap);
-  r->save(o.out);
+  OutputFiles out;
+  out.add_written(o.out, [&](const std::string& tmp) { r->save(tmp); });
   if (!o.json_file.empty()) {
-    write_json_atomic(o.json_file, {{"ranker", o.ranker}, {"data", o.data}, {"holdout", o.holdout},
-                                    {"seed", o.seed}, {"records", records.size()}, {"train_records", train.size()},
-                                    {"held_out_records", test.size()}, {"model_file", o.out},
-                                    {"train", pair_metrics_json(on_train)}, {"held_out", pair_metrics_json(held_out)}});
+    out.add_json(o.json_file, {{"ranker", o.ranker}, {"data", o.data}, {"holdout", o.holdout}, {"seed", o.seed},
+                               {"records", records.size()}, {"train_records", train.size()},
+                               {"held_out_records", test.size()}, {"model_file", o.out},
+                               {"train", pair_metrics_json(on_train)}, {"held_out", pair_metrics_json(held_out)}});
   }
+  out.commit();
   std::printf("autoddl sync train: %s ranker, %zu records (%zu train, %zu held out: %.0f%% of each pair, seed %llu)\n",
               o.ranker.c_str(), records.size(), train.size(), test.size(), 100 * o.holdout,
               static_cast<unsigned long long>(o.seed));

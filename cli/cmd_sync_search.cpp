@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
 #include "autoddl/sync/lowshot.hpp"
@@ -62,8 +63,10 @@ int run_search(const SearchOptions& opt) {
       {"speedup_over_best_builder", r.best_builder_s / r.best_s},
       {"ranker_accuracy_on_picks", r.last_round_accuracy},
       {"builders", builders}, {"finals", finals}, {"runs", runs}, {"wall_s", wall_s}};
-  if (!opt.out.empty()) write_json_atomic(opt.out, sync::strategy_to_json(best_strategy));
-  if (!opt.json_file.empty()) write_json_atomic(opt.json_file, report);
+  OutputFiles out;
+  out.add_json(opt.out, sync::strategy_to_json(best_strategy));
+  out.add_json(opt.json_file, report);
+  out.commit();
 
   std::printf("autoddl sync search: %s on %s (%d GPUs): %d trials + %d builders on the simulator, %s ranker, "
               "seed %llu, %d rounds, %.1f s\n",

@@ -17,6 +17,7 @@
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
 
@@ -58,15 +59,18 @@ std::string last_line(const fs::path& file) {
   return last;
 }
 
-int compare_and_print(const ValidateOptions& opt, const calib::ValidationPlan& plan, const std::string& measured) {
+// --measured: the comparison, and its files (--plan-out unless `plan_json` is null, --json)
+// written all or none.
+int compare_and_print(const ValidateOptions& opt, const calib::ValidationPlan& plan, const nlohmann::json* plan_json,
+                      const std::string& measured) {
   const nlohmann::json mj = read_json_file(measured);
   calib::ValidationResult r = guard_json(measured, [&] { return calib::result_from_json(mj, measured); });
   calib::Comparison c = calib::compare_validation(plan, r, measured);
+  OutputFiles out;
+  if (plan_json) out.add_json(opt.plan_out, *plan_json, 1);
+  if (!opt.json_file.empty()) out.add_json(opt.json_file, nlohmann::json(c));
+  out.commit();
   std::cout << calib::format_comparison(c, opt.top);
-  if (!opt.json_file.empty()) {
-    nlohmann::json j = c;
-    write_json_atomic(opt.json_file, j);
-  }
   return 0;
 }
 
@@ -78,8 +82,8 @@ int run_validate(const ValidateOptions& opt) {
   const Scheme& s = m.scheme;
   calib::PlanBuild b = calib::make_validation_plan(g, c, s);
   nlohmann::json plan_json = b.plan;
+  if (!opt.measured.empty()) return compare_and_print(opt, b.plan, &plan_json, opt.measured);
   if (!opt.plan_out.empty()) write_json_atomic(opt.plan_out, plan_json, 1);
-  if (!opt.measured.empty()) return compare_and_print(opt, b.plan, opt.measured);
 
   const std::string plan_note = opt.plan_out.empty() ? "" : " (the plan is written)";
   if (!nvidia_device_present()) {
@@ -113,7 +117,7 @@ int run_validate(const ValidateOptions& opt) {
   std::string why = last_line(log);
   int status = 0;
   if (rc == 0) {
-    status = compare_and_print(opt, b.plan, result_path);
+    status = compare_and_print(opt, b.plan, nullptr, result_path);  // the plan is written already
     if (!opt.measured_out.empty()) std::cout << "measurements: " << opt.measured_out << "\n";
   } else if (rc == 2) {
     std::cerr << "autoddl: error: validate: not measured: " << why << plan_note << "\n";

@@ -311,7 +311,7 @@ TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const s
   }
   if (j.contains("time_limit_s")) t.time_limit_s = cx.positive_number(j["time_limit_s"], f + ".time_limit_s");
   if (j.contains("restarts")) {
-    if (!json_int_in(j["restarts"], 0, 1000000)) cx.fail(f + ".restarts", "must be an integer in [0, 1000000]");
+    if (!json_int_in(j["restarts"], 0, 10000)) cx.fail(f + ".restarts", "must be an integer in [0, 10000]");
     t.restarts = j["restarts"].get<int>();
   }
   if (j.contains("tie_layers")) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 #include "autoddl/sync/dataset.hpp"
 
 namespace autoddl::experiments {
@@ -159,7 +160,8 @@ std::vector<Cell> expand_cells(const SweepConfig& c) {
   return cells;
 }
 
-std::string describe(const json& in) {
+namespace {
+std::string describe_inputs(const json& in) {
   std::string s = in.value("model", "?");
   const json knobs = in.value("knobs", json::object());  // a named copy: items() must not outlive it
   for (const auto& [k, v] : knobs.items()) s += " " + k + "=" + v.get<std::string>();
@@ -183,6 +185,17 @@ std::string describe(const json& in) {
   s += " | " + in.value("evaluator", "?");
   if (in.value("rep", 0) > 0) s += " rep " + std::to_string(in["rep"].get<int>());
   return s;
+}
+}  // namespace
+
+std::string describe(const json& in) {
+  try {
+    return describe_inputs(in);
+  } catch (const json::exception&) {
+    // inputs of another shape (a results row edited by hand): shown as JSON, one line, cut short
+    const std::string text = dump_json(in);
+    return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+  }
 }
 
 std::vector<Step> cell_steps(const json& in, const std::string& work_dir) {

@@ -86,7 +86,7 @@ MergeSummary merge_sweeps(const std::vector<std::string>& dirs, const std::strin
 SweepStatus sweep_status(const std::string& dir) {
   SweepStatus st;
   const json manifest = read_sweep_manifest(dir);
-  st.name = manifest.value("name", "");
+  if (manifest.contains("name") && manifest["name"].is_string()) st.name = manifest["name"].get<std::string>();
   const std::set<std::string> keys = cell_keys(manifest);
   st.cells = static_cast<int>(keys.size());
   const std::vector<ResultRow> rows = read_result_rows(dir, &st.torn);

@@ -3,6 +3,7 @@
 // 5 us + 1 MiB / 25 GB/s = 46.94 us, as the α-β model says (CM02, no cross-traffic).
 #include <simgrid/s4u.hpp>
 
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_example_ping_pong, autoddl_sim, "ping-pong example");
@@ -28,7 +29,8 @@ static void ponger(sg4::Mailbox* in, sg4::Mailbox* out) {
 
 int main(int argc, char** argv) {
   xbt_log_control_set("xbt_cfg.thres:warning");
-  sg4::Engine e(&argc, argv);
+  sim::EngineArgv args(argc, argv);
+  sg4::Engine e(args.argc(), args.argv());
   sim::configure_alpha_beta_network();
   costmodel::ClusterSpec c;
   c.name = "two-nodes";

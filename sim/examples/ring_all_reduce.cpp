@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "autoddl/sim/collectives.hpp"
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_example_ring, autoddl_sim, "ring all-reduce example");
@@ -15,7 +16,8 @@ using costmodel::CollectiveKind;
 
 int main(int argc, char** argv) {
   xbt_log_control_set("xbt_cfg.thres:warning");
-  sg4::Engine e(&argc, argv);
+  sim::EngineArgv args(argc, argv);
+  sg4::Engine e(args.argc(), args.argv());
   sim::configure_alpha_beta_network();
   costmodel::ClusterSpec c;
   c.name = "one-node";

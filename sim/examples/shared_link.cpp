@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "autoddl/sim/collectives.hpp"
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(autoddl_example_shared_link, autoddl_sim, "shared-link example");
@@ -22,7 +23,8 @@ static void all_reduce(const char* label, sim::RankGroup group, double start_at)
 
 int main(int argc, char** argv) {
   xbt_log_control_set("xbt_cfg.thres:warning");
-  sg4::Engine e(&argc, argv);
+  sim::EngineArgv args(argc, argv);
+  sg4::Engine e(args.argc(), args.argv());
   sim::configure_alpha_beta_network();
   costmodel::ClusterSpec c;
   c.name = "two-by-two";

@@ -10,11 +10,13 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "autoddl/costmodel/calibration.hpp"
-#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/sim/collectives.hpp"
+#include "autoddl/sim/engine_argv.hpp"
 #include "autoddl/sim/platform.hpp"
 #include "transfers.hpp"
 
@@ -192,11 +194,8 @@ SimResult execute_program(const Program& program, const costmodel::ClusterSpec& 
   const auto wall_start = std::chrono::steady_clock::now();
   std::vector<std::string> args = {"autoddl-sim", "--log=xbt_cfg.thres:warning"};
   args.insert(args.end(), options.simgrid_args.begin(), options.simgrid_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  sg4::Engine engine(&argc, argv.data());
+  EngineArgv argv(std::move(args));
+  sg4::Engine engine(argv.argc(), argv.argv());
   configure_alpha_beta_network();
   Platform plat = build_platform(cluster, options.dtype);
   if (program.devices() > static_cast<int>(plat.gpus.size()))

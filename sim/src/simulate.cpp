@@ -82,8 +82,18 @@ SimResult sim_result_from_json(const nlohmann::json& j) {
 }
 
 namespace {
+// The largest cluster the simulator builds: SimGrid's platform (hosts, links, fat-tree routes) for
+// the whole cluster grows faster than linearly (dgx-a100 fat tree: 4096 GPUs 1.8 s, 8192 GPUs 11 s,
+// 16384 GPUs over a minute, before a single event), so larger ones are refused up front.
+constexpr int kMaxSimulatedGpus = 8192;
+
 // Checks what the executor would otherwise find only inside the simulation.
 void check_against_cluster(const Program& p, const ClusterSpec& c) {
+  if (c.total_gpus() > kMaxSimulatedGpus) {
+    throw InputError("simulator", "cluster",
+                     "simulates at most " + std::to_string(kMaxSimulatedGpus) + " GPUs (this cluster has " +
+                         std::to_string(c.total_gpus()) + "); the analytical model (without --sim) has no such limit");
+  }
   if (p.devices() > c.total_gpus())
     throw InputError("program", "devices",
                      std::to_string(p.devices()) + " devices but cluster '" + c.name + "' has " +

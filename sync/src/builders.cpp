@@ -4,6 +4,7 @@
 #include "autoddl/sync/builders.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "autoddl/costmodel/error.hpp"
 
@@ -46,26 +47,31 @@ VarConfig whole(const Variable& v, Synchronizer s) { return {v.name, 0, 1, false
 
 // ps_lb_strategy.py: each variable goes to the currently least-loaded PS by byte size
 // (byte_size_load_fn = numel x dtype size); ties go to the first server (Python's min).
+// Servers ordered by (load, index), so each placement costs O(log servers) (a cluster may have
+// 10^5 nodes, each a server).
 struct LoadBalancer {
   std::vector<double> load;
-  explicit LoadBalancer(int servers) : load(static_cast<size_t>(servers), 0.0) {}
-  int place(double bytes) {
-    int best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[static_cast<size_t>(best)] += bytes;
-    return best;
+  std::set<std::pair<double, int>> order;
+  explicit LoadBalancer(int servers) : load(static_cast<size_t>(servers), 0.0) {
+    for (int s = 0; s < servers; ++s) order.insert({0.0, s});
   }
-  // The least-loaded server among those not yet holding a shard of this variable; once every
-  // server holds one, round-robin starts over (partitioned_ps_strategy.py).
-  int place_shard(double bytes, std::vector<bool>& used) {
-    if (std::all_of(used.begin(), used.end(), [](bool u) { return u; })) used.assign(used.size(), false);
-    int best = -1;
-    for (int s = 0; s < static_cast<int>(load.size()); ++s) {
-      if (!used[static_cast<size_t>(s)] && (best < 0 || load[static_cast<size_t>(s)] < load[static_cast<size_t>(best)]))
-        best = s;
-    }
-    used[static_cast<size_t>(best)] = true;
-    load[static_cast<size_t>(best)] += bytes;
-    return best;
+  int take(std::set<std::pair<double, int>>::iterator it, double bytes) {
+    const int s = it->second;
+    order.erase(it);
+    load[static_cast<size_t>(s)] += bytes;
+    order.insert({load[static_cast<size_t>(s)], s});
+    return s;
+  }
+  int place(double bytes) { return take(order.begin(), bytes); }
+  // The least-loaded server among those not yet holding a shard of this variable (`used`); once
+  // every server holds one, round-robin starts over (partitioned_ps_strategy.py).
+  int place_shard(double bytes, std::set<int>& used) {
+    if (used.size() == load.size()) used.clear();
+    auto it = order.begin();
+    while (used.count(it->second)) ++it;
+    const int s = take(it, bytes);
+    used.insert(s);
+    return s;
   }
 };
 
@@ -94,7 +100,7 @@ Strategy partitioned_ps(const char* name, const std::vector<Variable>& vars, con
     int shards = c.nodes < 2 ? 1 : uneven ? smallest_non_divisor_shards(v.rows())
                                           : smallest_divisor_shards(v.rows());
     VarConfig vc{v.name, 0, shards, uneven && shards > 1, {}};
-    std::vector<bool> used(static_cast<size_t>(c.nodes), false);
+    std::set<int> used;
     for (int i = 0; i < shards; ++i) {
       double bytes = v.bytes * shard_fraction(v, vc, i);
       vc.parts.push_back(ps_on(shards == 1 ? lb.place(bytes) : lb.place_shard(bytes, used)));

@@ -127,7 +127,7 @@ std::set<std::string> existing_keys(const std::string& path) {
   std::string line, kept;
   while (std::getline(in, line)) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("key")) continue;
+    if (j.is_discarded() || !j.is_object() || !j.contains("key") || !j["key"].is_string()) continue;
     keys.insert(j["key"].get<std::string>());
     kept += line + "\n";
   }

@@ -79,10 +79,12 @@ std::vector<double> zscores(std::vector<double> v) {
 LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Variable>& vars,
                               const costmodel::ClusterSpec& c, const LowShotOptions& o,
                               const std::function<void(const std::string&)>& progress) {
-  if (o.trials < 1) throw InputError("--trials", "", "must be >= 1");
-  if (o.per_round < 1) throw InputError("--per-round", "", "must be >= 1");
-  if (o.explore < o.per_round) throw InputError("--explore", "", "must be >= --per-round");
-  if (o.repeats < 1) throw InputError("--repeats", "", "must be >= 1");
+  // Bounds keep the work finite (each trial is a simulation; explore candidates are all ranked).
+  if (o.trials < 1 || o.trials > 100000) throw InputError("--trials", "", "must be from 1 to 100000");
+  if (o.per_round < 1 || o.per_round > 10000) throw InputError("--per-round", "", "must be from 1 to 10000");
+  if (o.explore < o.per_round || o.explore > 100000)
+    throw InputError("--explore", "", "must be from --per-round to 100000");
+  if (o.repeats < 1 || o.repeats > 1000) throw InputError("--repeats", "", "must be from 1 to 1000");
   make_ranker(o.ranker, o.seed, "--ranker");  // a bad name fails before any simulation
   std::unique_ptr<Ranker> pretrained;
   if (!o.pretrained.empty()) pretrained = load_ranker(o.pretrained);

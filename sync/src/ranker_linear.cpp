@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "autoddl/costmodel/error.hpp"
@@ -93,24 +94,43 @@ class LinearRanker final : public Ranker {
   }
 
   void load(const std::string& path) override {
-    nlohmann::json j = read_json_file(path);
-    if (j.value("format", "") != "autoddl-sync-linear-ranker")
+    const nlohmann::json j = read_json_file(path);
+    if (!j.is_object() || !j.contains("format") || j["format"] != "autoddl-sync-linear-ranker")
       throw InputError(path, "format", "must be \"autoddl-sync-linear-ranker\"");
-    auto vec = [&](const char* key) {
-      if (!j.contains(key) || !j[key].is_array()) throw InputError(path, key, "must be an array of numbers");
-      std::vector<double> v = j[key].get<std::vector<double>>();
-      return Eigen::VectorXd(Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size())));
+    // Magnitudes that keep every score finite (|score term| <= 1e300 for features near 1); a
+    // fitted model is far inside them (its std and eps are > 0 by construction).
+    auto vec = [&](const char* key, double lo, double hi) {
+      if (!j.contains(key) || !j[key].is_array() || j[key].size() > (size_t{1} << 16))
+        throw InputError(path, key, "must be an array of at most 65536 numbers");
+      Eigen::VectorXd v(static_cast<Eigen::Index>(j[key].size()));
+      for (size_t i = 0; i < j[key].size(); ++i) {
+        const nlohmann::json& x = j[key][i];
+        if (!x.is_number() || !(x.get<double>() >= lo && x.get<double>() <= hi)) {
+          throw InputError(path, std::string(key) + "[" + std::to_string(i) + "]",
+                           "must be a number in [" + short_number(lo) + ", " + short_number(hi) + "]");
+        }
+        v(static_cast<Eigen::Index>(i)) = x.get<double>();
+      }
+      return v;
     };
-    mean_ = vec("mean");
-    std_ = vec("std");
-    w_ = vec("w");
+    mean_ = vec("mean", -1e100, 1e100);
+    std_ = vec("std", 1e-100, 1e100);
+    w_ = vec("w", -1e100, 1e100);
     if (std_.size() != mean_.size() || w_.size() != mean_.size())
       throw InputError(path, "w", "mean, std and w must have the same length");
     // version 1 files: raw features only
     opt_.log_features = j.contains("log_features") && j["log_features"].is_boolean() && j["log_features"].get<bool>();
-    eps_ = j.contains("eps") ? vec("eps") : Eigen::VectorXd::Zero(opt_.log_features ? mean_.size() / 2 : mean_.size());
+    eps_ = j.contains("eps") ? vec("eps", 1e-320, 1e100)
+                             : Eigen::VectorXd::Zero(opt_.log_features ? mean_.size() / 2 : mean_.size());
     if (eps_.size() * (opt_.log_features ? 2 : 1) != mean_.size())
       throw InputError(path, "eps", "length does not match mean's");
+    if (opt_.log_features && !j.contains("eps")) throw InputError(path, "eps", "missing (log_features is on)");
+  }
+
+  static std::string short_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
   }
 
  private:

@@ -2,6 +2,7 @@
 #include "autoddl/sync/training.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <random>
 #include <set>
@@ -30,6 +31,8 @@ LabeledRecord parse_record(const std::string& line, const std::string& path, int
   };
   need("pair", j.contains("pair") && j["pair"].is_string());
   need("index", j.contains("index") && j["index"].is_number_integer());
+  if (!json_int_in(j["index"], 0, INT32_MAX)) throw InputError(path, where + ": index", "must be in 0..2^31-1");
+  if (j.contains("builder") && !j["builder"].is_string()) throw InputError(path, where + ": builder", "wrong type");
   need("features", j.contains("features") && j["features"].is_array());
   need("runtime_s", j.contains("runtime_s") && j["runtime_s"].is_number());
   LabeledRecord r;

@@ -1,6 +1,6 @@
 // The fuzz targets (targets.hpp). Each parses through parse_json_text / parse_nccl_tests as the
 // CLI does, then runs the first consumer: evaluate a scheme, fit a calibration, price a
-// collective, expand a sweep. Invariant: times and bytes of an accepted input are finite and >= 0.
+// collective, expand a sweep, score with a ranker, summarize a sweep folder. Invariant: times and bytes of an accepted input are finite and >= 0.
 #include "targets.hpp"
 
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 
 #include "autoddl/calib/fit.hpp"
@@ -29,8 +30,12 @@
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/experiments/config.hpp"
 #include "autoddl/experiments/matrix.hpp"
+#include "autoddl/experiments/merge.hpp"
 #include "autoddl/sync/analytical.hpp"
+#include "autoddl/sync/features.hpp"
+#include "autoddl/sync/ranker.hpp"
 #include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/training.hpp"
 #include "autoddl/sync/variables.hpp"
 
 namespace autoddl::fuzz {
@@ -157,6 +162,74 @@ void run_validation_result(const std::string& data) {
   (void)dump_json(j);
 }
 
+// Loaders that read a path (a folder's JSONL, a ranker file): the input goes to a file in this
+// process's scratch folder first.
+const std::string& scratch_dir() {
+  static const std::string dir = [] {
+    std::string d = "/tmp/autoddl-fuzz-" + std::to_string(::getpid());
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string put(const std::string& name, const std::string& data) {
+  const std::string path = scratch_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+  return path;
+}
+
+// `autoddl validate` and validate_runner: a plan file, then its fingerprint and JSON.
+void run_validation_plan(const std::string& data) {
+  const calib::ValidationPlan p = calib::read_plan_file(put("plan.json", data));
+  if (calib::plan_fingerprint(p).empty()) broken("empty plan fingerprint");
+  nlohmann::json j = p;
+  (void)dump_json(j);
+}
+
+// `autoddl sync train/eval --data DIR`: records.jsonl, then the metrics of a ranking by index.
+void run_sync_records(const std::string& data) {
+  put("records.jsonl", data);
+  const std::vector<sync::LabeledRecord> records = sync::read_records({scratch_dir()});
+  std::vector<double> scores;
+  for (const sync::LabeledRecord& r : records) {
+    check_time(r.runtime_s, "record runtime_s");
+    scores.push_back(r.index);
+  }
+  const sync::PairMetrics m = sync::pair_metrics(records, scores, 0.05);
+  if (!(m.all.pairwise_accuracy >= 0 && m.all.pairwise_accuracy <= 1) && m.all.pairs > 0) {
+    broken("pairwise accuracy " + std::to_string(m.all.pairwise_accuracy));
+  }
+}
+
+// `autoddl sync eval --model-file` / `sync search --pretrained` with a linear ranker file: load,
+// then score one sample of the real feature count.
+void run_linear_ranker(const std::string& data) {
+  std::unique_ptr<sync::Ranker> r = sync::make_linear_ranker();
+  r->load(put("ranker.json", data));
+  const sync::RankSample s{std::vector<double>(sync::feature_names().size(), 1.0), 1.0, 0};
+  for (double v : r->score({s})) {
+    if (!std::isfinite(v)) broken("ranker score " + std::to_string(v));
+  }
+}
+
+// `autoddl sweep status DIR`: results.jsonl next to a fixed two-cell manifest.
+void run_sweep_results(const std::string& data) {
+  static const bool manifest = [] {
+    put("sweep.json", R"({"name":"fuzz","config_file":"c.json","config":{},"cells":[)"
+                      R"({"key":"0123456789abcdef","inputs":{"model":"mlp"}},)"
+                      R"({"key":"fedcba9876543210","inputs":{"model":"gpt"}}]})");
+    return true;
+  }();
+  (void)manifest;
+  put("results.jsonl", data);
+  const experiments::SweepStatus st = experiments::sweep_status(scratch_dir());
+  if (st.ok + st.failed > st.cells || st.ok < 0 || st.failed < 0) broken("sweep status counts");
+  for (const nlohmann::json& row : st.failed_rows) {  // as `autoddl sweep status` prints them
+    (void)experiments::describe(row.contains("inputs") ? row["inputs"] : nlohmann::json());
+  }
+}
+
 }  // namespace
 
 const std::vector<Target>& targets() {
@@ -164,7 +237,9 @@ const std::vector<Target>& targets() {
       {"graph", run_graph},           {"cluster", run_cluster},         {"scheme", run_scheme},
       {"calibration", run_calibration}, {"measurement", run_measurement}, {"nccl_tests", run_nccl_tests},
       {"sync_strategy", run_sync_strategy}, {"sweep_config", run_sweep_config},
-      {"validation_result", run_validation_result},
+      {"validation_result", run_validation_result}, {"validation_plan", run_validation_plan},
+      {"sync_records", run_sync_records},   {"linear_ranker", run_linear_ranker},
+      {"sweep_results", run_sweep_results},
   };
   return all;
 }

@@ -1,7 +1,8 @@
-// Atomic result files and JSON reading with located errors (see io.hpp). The parser callback
+// Atomic result files (io.hpp, output_files.hpp) and JSON reading with located errors (io.hpp). The parser callback
 // tracks the field path as it goes, so an error thrown mid-parse (1e309, a duplicate key, too
 // deep) names the field it happened in; nlohmann's parser itself is iterative (no recursion).
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/output_files.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -138,13 +140,34 @@ std::string dump_json(const nlohmann::json& j, int indent) {
 
 namespace {
 
-// The temporary being written, for the signal handler: a fixed buffer (no allocation in the
-// handler), published with an atomic flag. One write at a time per process.
-char g_tmp_path[4096];
-std::atomic<bool> g_tmp_live{false};
+// The temporaries being written, for the signal handler: fixed buffers (no allocation in the
+// handler), each published with an atomic state (0 free, 1 being filled, 2 live).
+constexpr int kTempSlots = 32;
+constexpr size_t kTempPathMax = 4096;
+char g_tmp_path[kTempSlots][kTempPathMax];
+std::atomic<int> g_tmp_state[kTempSlots];
 
-void unlink_temp_and_die(int sig) {
-  if (g_tmp_live.load()) ::unlink(g_tmp_path);
+int claim_temp_slot(const std::string& tmp) {
+  if (tmp.size() >= kTempPathMax) return -1;
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 0;
+    if (!g_tmp_state[i].compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_tmp_path[i], tmp.c_str(), tmp.size() + 1);
+    g_tmp_state[i].store(2);
+    return i;
+  }
+  return -1;  // not tracked: a signal would leave it for the next run's sweep
+}
+
+void release_temp_slot(int& slot) {
+  if (slot >= 0) g_tmp_state[slot].store(0);
+  slot = -1;
+}
+
+void unlink_temps_and_die(int sig) {
+  for (int i = 0; i < kTempSlots; ++i) {
+    if (g_tmp_state[i].load() == 2) ::unlink(g_tmp_path[i]);
+  }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -167,50 +190,121 @@ void sweep_stale_temps(const std::string& path) {
   ::closedir(d);
 }
 
-}  // namespace
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-void install_temp_cleanup() {
-  for (int sig : {SIGINT, SIGTERM}) {
-    struct sigaction sa {};
-    sa.sa_handler = unlink_temp_and_die;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(sig, &sa, nullptr);
-  }
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  sweep_stale_temps(path);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const bool tracked = tmp.size() < sizeof g_tmp_path;
-  if (tracked) {
-    std::memcpy(g_tmp_path, tmp.c_str(), tmp.size() + 1);
-    g_tmp_live.store(true);
-  }
-  auto fail = [&](const std::string& why) {
-    std::remove(tmp.c_str());
-    g_tmp_live.store(false);
-    throw InputError(path, "", why);
-  };
+// Writes all of `text` to the new file `tmp` and fsyncs it; returns "" or the reason it failed.
+std::string write_and_sync(const std::string& tmp, const std::string& text) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    g_tmp_live.store(false);
-    throw InputError(path, "", std::string("cannot write: ") + std::strerror(errno));
-  }
+  if (fd < 0) return errno_text("cannot write");
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int err = errno;
+      std::string why = errno_text("write failed");
       ::close(fd);
-      fail(std::string("write failed: ") + std::strerror(err));
+      return why;
     }
     done += static_cast<size_t>(n);
   }
   // Durable before it becomes visible: a crash after the rename never shows a truncated file.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) fail(std::string("write failed: ") + std::strerror(errno));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(std::string("cannot rename into place: ") + std::strerror(errno));
-  g_tmp_live.store(false);
+  if (::fsync(fd) != 0) {
+    std::string why = errno_text("write failed");
+    ::close(fd);
+    return why;
+  }
+  return ::close(fd) == 0 ? "" : errno_text("write failed");
+}
+
+// fsyncs a file something else wrote at `tmp`; returns "" or the reason.
+std::string sync_existing(const std::string& tmp) {
+  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_text("was not written");
+  const bool ok = ::fsync(fd) == 0;
+  std::string why = ok ? "" : errno_text("write failed");
+  ::close(fd);
+  return why;
+}
+
+}  // namespace
+
+void install_temp_cleanup() {
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction sa {};
+    sa.sa_handler = unlink_temps_and_die;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+OutputFiles::~OutputFiles() { discard(); }
+
+void OutputFiles::add(const std::string& path, std::string text) {
+  if (!path.empty()) entries_.push_back({path, std::move(text), "", nullptr, -1});
+}
+
+void OutputFiles::add_json(const std::string& path, const nlohmann::json& j, int indent) {
+  if (!path.empty()) add(path, dump_json(j, indent) + "\n");
+}
+
+void OutputFiles::add_written(const std::string& path, std::function<void(const std::string& tmp)> write) {
+  if (!path.empty()) entries_.push_back({path, "", "", std::move(write), -1});
+}
+
+void OutputFiles::discard() {
+  for (Entry& e : entries_) {
+    if (!e.tmp.empty()) ::unlink(e.tmp.c_str());
+    e.tmp.clear();
+    release_temp_slot(e.slot);
+  }
+}
+
+void OutputFiles::stage(Entry& e) {
+  struct stat st {};
+  if (::stat(e.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(e.path, "", "is a directory");
+  sweep_stale_temps(e.path);
+  e.tmp = e.path + ".tmp." + std::to_string(::getpid());
+  e.slot = claim_temp_slot(e.tmp);
+  std::string why;
+  if (e.write) {
+    e.write(e.tmp);
+    why = sync_existing(e.tmp);
+  } else {
+    why = write_and_sync(e.tmp, e.text);
+  }
+  if (!why.empty()) throw InputError(e.path, "", why);
+}
+
+void OutputFiles::commit() {
+  try {
+    std::set<std::string> targets;
+    for (const Entry& e : entries_) {
+      std::error_code ec;
+      const std::string same = std::filesystem::weakly_canonical(e.path, ec).string();
+      if (!targets.insert(ec ? e.path : same).second) throw InputError(e.path, "", "named for two outputs");
+    }
+    for (Entry& e : entries_) stage(e);
+  } catch (...) {
+    discard();
+    throw;
+  }
+  // Every file is staged; renames within a directory do not fail short of the disk vanishing.
+  for (Entry& e : entries_) {
+    if (std::rename(e.tmp.c_str(), e.path.c_str()) != 0) {
+      const std::string why = errno_text("cannot rename into place");
+      discard();
+      throw InputError(e.path, "", why);
+    }
+    e.tmp.clear();
+    release_temp_slot(e.slot);
+  }
+  entries_.clear();
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  OutputFiles out;
+  out.add(path, text);
+  out.commit();
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent) {

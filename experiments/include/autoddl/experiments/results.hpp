@@ -20,7 +20,10 @@ struct ResultRow {
   std::string file;    // where it was read from
   int line = 0;
   const std::string& key() const { return row.at("key").get_ref<const std::string&>(); }
-  bool ok() const { return row.value("status", "") == "ok"; }
+  bool ok() const {
+    const auto s = row.find("status");
+    return s != row.end() && *s == "ok";
+  }
 };
 
 // Appends rows to one results file (see above). Opening trims a torn last line.
