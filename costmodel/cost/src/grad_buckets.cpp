@@ -81,10 +81,10 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
     double t = 0;
     PlannedBucket pb;
     for (const Step& st : bucket) {
-      double step_t = mesh.collective_time_s(st.dim, st.kind, st.bytes);
-      t += step_t;
-      tally.add(st.kind, step_t, st.wire_bytes, 1);
-      pb.steps.push_back({st.dim, st.kind, st.bytes, st.wire_bytes, step_t});
+      const CollectiveEstimate e = mesh.collective(st.dim, st.kind, st.bytes);
+      t += e.time_s;
+      tally.add(st.kind, e.time_s, st.wire_bytes, 1);
+      pb.steps.push_back({st.dim, st.kind, st.bytes, st.wire_bytes, e.time_s, e.algo});
     }
     if (planned) {
       for (size_t x = i; x < j; ++x)

@@ -27,8 +27,8 @@ bool boxing_step_1d(const DeviceMesh& mesh, int d, Sbp from, Sbp to, double grou
   } else {
     return false;  // B→S, B→P, S→P: a local slice or zero-fill
   }
-  step = {d, kind, bytes, collective_info(kind).bw_factor(p) * bytes,
-          mesh.collective_time_s(d, kind, bytes)};
+  const CollectiveEstimate e = mesh.collective(d, kind, bytes);
+  step = {d, kind, bytes, collective_info(kind).bw_factor(p) * bytes, e.time_s, e.algo};
   return true;
 }
 

@@ -364,8 +364,9 @@ class Lowerer {
     t.name = name;
     t.collective = step.kind;
     // The algorithm the step was priced with on its mesh dim (NCCL's pick, the fastest tier
-    // formula, ...); add() falls back to the kind's default where the simulator lacks it.
-    t.algo = plan_.sbp_mesh.collective(step.dim, step.kind, step.bytes).algo;
+    // formula, ...), recorded by the cost model; add() falls back to the kind's default where
+    // the simulator lacks it.
+    t.algo = step.algo;
     t.bytes = step.bytes;
     t.channels = channels_[static_cast<size_t>(step.dim)];
     t.stage = s;

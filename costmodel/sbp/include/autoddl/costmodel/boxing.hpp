@@ -23,6 +23,7 @@ struct BoxingStep {
   double bytes = 0;       // nccl-tests size S of the step's collective
   double wire_bytes = 0;  // what each device sends: bw_factor(p) · S
   double time_s = 0;
+  CollectiveAlgo algo = CollectiveAlgo::ring;  // what time_s was priced with; the simulator runs it
 };
 
 // 1-D step cost on mesh dim d for a group tensor of `group_bytes`; returns false when the
