@@ -89,13 +89,27 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       gemm_bwd_left[i] = compute[i].bwd_s;
     }
   }
-  auto hide_under = [&](std::vector<double>& left, int consumer, int producer, double comm_s) {
+  // The first collective hidden under a GEMM pass also exposes what splitting that GEMM into
+  // chunks costs (OpCompute::tp_chunk_fwd/bwd_extra_s).
+  std::vector<char> chunked_fwd, chunked_bwd;
+  if (scheme.overlap_tp_comm) {
+    chunked_fwd.assign(n_ops, 0);
+    chunked_bwd.assign(n_ops, 0);
+  }
+  auto hide_under = [&](bool fwd, int consumer, int producer, double comm_s) {
     if (!scheme.overlap_tp_comm || comm_s <= 0) return comm_s;
+    std::vector<double>& left = fwd ? gemm_fwd_left : gemm_bwd_left;
+    std::vector<char>& chunked = fwd ? chunked_fwd : chunked_bwd;
     for (int op_id : {consumer, producer}) {
       if (!op_kind_info(graph.ops[op_id].kind).gemm) continue;
       const double hidden = std::min(comm_s, left[op_id]);
       left[op_id] -= hidden;
-      return comm_s - hidden;
+      double extra = 0;
+      if (!chunked[op_id]) {
+        chunked[op_id] = 1;
+        extra = fwd ? compute[op_id].tp_chunk_fwd_extra_s : compute[op_id].tp_chunk_bwd_extra_s;
+      }
+      return comm_s - hidden + extra;
     }
     return comm_s;
   };
@@ -150,7 +164,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       const bool box_here = charged.fwd[q] != 0;
       if (box_here) {
         const double box = table.time_s(in.from, in.to);
-        ob.fwd_s += hide_under(gemm_fwd_left, i, j, box);
+        ob.fwd_s += hide_under(true, i, j, box);
         table.tally(in.from, in.to, tally);
         if (forward_boxing_runs(compute[i].recompute) > 1) {
           ob.bwd_s += box;
@@ -214,7 +228,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       if (has_gradient(tensor) && charged.grad[q]) {
         in.grad = state(table, sig.in_grad[k], "op " + op.name + " gradient");
         in.grad_to = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
-        ob.bwd_s += hide_under(gemm_bwd_left, i, j, table.time_s(in.grad, in.grad_to));
+        ob.bwd_s += hide_under(false, i, j, table.time_s(in.grad, in.grad_to));
         table.tally(in.grad, in.grad_to, tally);
         if (pin && in.grad != in.grad_to) pin->bwd = table.path(in.grad, in.grad_to);
         // The stage's gradients of this tensor are summed locally and sent back once.

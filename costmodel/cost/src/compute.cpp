@@ -56,6 +56,15 @@ OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double
   return t;
 }
 
+double gemm_chunking_extra_s(const GpuSpec& gpu, const Graph& g, const Op& op, double share, int chunks) {
+  if (chunks <= 1 || !op_kind_info(op.kind).gemm) return 0;
+  const DType dt = g.fp8_gemms ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
+  const double flops = op.work.fwd_flops * share, bytes = op.work.fwd_bytes * share;
+  const double whole = kernel_time_s(gpu, op.kind, dt, flops, bytes, 1);
+  const double split = chunks * kernel_time_s(gpu, op.kind, dt, flops / chunks, bytes / chunks, 1);
+  return std::max(0.0, split - whole);
+}
+
 double optimizer_bytes_per_param(DType dtype) { return dtype_bytes(dtype) == 2 ? 12.0 : 8.0; }
 
 double optimizer_step_bytes(double local_params, DType dtype) {

@@ -3,6 +3,7 @@
 #include "autoddl/costmodel/op_compute.hpp"
 
 #include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/op_registry.hpp"
 
 namespace autoddl::costmodel {
 
@@ -45,13 +46,38 @@ OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const
   return c;
 }
 
+namespace {
+
+// tp_overlap's chunked GEMMs (OpCompute::tp_chunk_*): t = the mesh size over the dims that split
+// the weight (input 1); row-parallel (output partial on such a dim) also splits its backward
+// data GEMM.
+void tp_chunk_extra(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
+                    const std::vector<int>& sbp_shape, int micro_batches, OpCompute& c) {
+  if (!op_kind_info(op.kind).gemm || sig.n_in < 2 || op.inputs.size() < 2) return;
+  if (graph.tensors[op.inputs[1]].role != TensorRole::parameter) return;
+  int chunks = 1;
+  bool row_parallel = false;
+  for (int d = 0; d < sig.in[1].ndims && d < static_cast<int>(sbp_shape.size()); ++d) {
+    if (!sig.in[1].dims[d].is_split()) continue;
+    chunks *= sbp_shape[d];
+    if (sig.n_out > 0 && sig.out[0].dims[d].is_partial()) row_parallel = true;
+  }
+  const double share = micro_batch_work_share(graph, op, micro_batches) / sig.compute_split;
+  c.tp_chunk_fwd_extra_s = gemm_chunking_extra_s(gpu, graph, op, share, chunks);
+  if (row_parallel) c.tp_chunk_bwd_extra_s = c.tp_chunk_fwd_extra_s;
+}
+
+}  // namespace
+
 std::vector<OpCompute> compute_phase(const GpuSpec& gpu, const Graph& graph, const Scheme& scheme,
                                      const std::vector<int>& op_stage, IterationPlan* plan) {
   const int n_ops = static_cast<int>(graph.ops.size());
   std::vector<OpCompute> out(n_ops);
+  const std::vector<int> sbp_shape = scheme.overlap_tp_comm ? scheme.sbp_shape() : std::vector<int>{};
   for (int i = 0; i < n_ops; ++i) {
     const OpSignature& sig = scheme.op_sigs[i];
     out[i] = op_compute(gpu, graph, graph.ops[i], sig, scheme.micro_batches, scheme.recompute);
+    if (scheme.overlap_tp_comm) tp_chunk_extra(gpu, graph, graph.ops[i], sig, sbp_shape, scheme.micro_batches, out[i]);
     if (!plan) continue;
     PlannedOp& p = plan->ops[i];
     p.stage = op_stage[i];

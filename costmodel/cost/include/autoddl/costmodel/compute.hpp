@@ -27,6 +27,11 @@ struct OpTimes {
 };
 OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share);
 
+// The forward GEMM of `op` (its `share` of the work) run as `chunks` GEMMs of 1/chunks of it
+// each, less the one GEMM: what splitting costs at the efficiency of the smaller size (and the
+// launches). 0 for chunks <= 1 or a kind that is not a GEMM.
+double gemm_chunking_extra_s(const GpuSpec& gpu, const Graph& g, const Op& op, double share, int chunks);
+
 // Adam step over `local_params` parameters (memory-bound: reads and writes the weights,
 // gradients, master weights and both moments).
 double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype);

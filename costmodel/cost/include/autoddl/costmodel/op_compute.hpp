@@ -34,6 +34,16 @@ struct OpCompute {
   double bwd_s = 0;        // the backward kernels plus recompute_s
   double recompute_s = 0;  // the forward re-run before backward (0 without recompute)
   bool recompute = false;
+  // Under tp_overlap (Scheme::overlap_tp_comm), what running this tensor-parallel GEMM as t
+  // chunk GEMMs of 1/t of its work costs over one GEMM (t: the mesh dims its weight is split
+  // over). Transformer Engine's userbuffers overlap (--tp-comm-overlap) splits the GEMM a
+  // sequence-parallel all-gather or reduce-scatter hides under into t steps of a ring exchange
+  // or pipeline (te.pytorch's split_overlap_ag/_rs): every forward GEMM, and the backward data
+  // GEMM of a row-parallel layer (its output gradient is all-gathered); the column-parallel
+  // backward overlaps in bulk, unsplit. plan_boxing charges it once per pass where a
+  // collective hides under the GEMM. 0 without tp_overlap or tensor parallelism.
+  double tp_chunk_fwd_extra_s = 0;
+  double tp_chunk_bwd_extra_s = 0;
 };
 OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
                      int micro_batches, Recompute recompute);
