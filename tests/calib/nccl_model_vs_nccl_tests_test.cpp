@@ -68,20 +68,29 @@ double worst_error(const Case& c) {
 
 }  // namespace
 
-// The bounds hold from the sizes given here; below them the logs sit on a host floor that
-// NCCL's tuner does not model (35 us for 128 B in the H100 all-gather log, 79 us for 1 MB in
-// the A100 log, which one thread drove for 8 GPUs), and NVLS's pipeline ramps up more slowly
-// than the tuner's single latency + bandwidth says (+21% at 64 MB, +53% at 8 MB). Issue 10
-// asks for 1 MB and up; the test pins what holds today so that a regression shows.
+// The bounds hold from the sizes given here. Every log of the folder was run by nccl-tests in one
+// process with one thread driving all 8 GPUs (`-g 8`, "nThread 1 nGpus 8" in the headers): each
+// iteration the thread launches 8 kernels in a group, so a call cannot take less than that host
+// time, 34-35 us in the H100 all-gather/reduce-scatter logs at 128 B to 64 KB and about 40 us up to
+// 4 MB, where NCCL's kernels (the LL ring: 17 us for a 1 MB all-gather) take less. NCCL's tuner
+// has no host term, and adding one would price every collective of a training step (one process
+// per GPU) with a benchmark's artefact; so the ring bounds start where the kernel outlasts that
+// floor: 2 MiB for the all-reduce (worst -14.9% at 4 MiB, LL128's 14 us base latency), 4 MiB for
+// all-gather and reduce-scatter (+12.3% and +13.2% at 4 MiB, LL). Below that the model is +59%
+// (all-reduce, 1 MiB) to +141% (all-gather, 1 MiB) fast. NVLS ramps more slowly than the
+// tuner's single latency + bandwidth says (+21% at 64 MiB, +53% at 8 MiB), where the default
+// log runs at the ring log's rate (173 vs 181 GB/s at 8 MiB): the bound holds from 256 MiB.
+// Issue 10 asks for 1 MB and up; that needs logs run one process per GPU (`mpirun -np 8 ... -g 1`),
+// which the folder does not have yet (its README lists what was looked for).
 // The A100 logs of the folder are kept but not asserted: one was driven by a single thread for
 // 8 GPUs (79 us at 1 MB, 17% under ring bandwidth up to 512 MB), the other is a RoCE cluster with
 // 16 NICs per node, not a DGX A100 (see their headers and the folder's README).
 TEST_CASE("NCCL's model follows nccl-tests on one DGX H100") {
   constexpr double MiB = 1 << 20;
   const Case cases[] = {
-      {"h100_1node_allreduce_ring.log", CollectiveKind::all_reduce, "dgx-h100", 1, NcclAlgo::ring, 4 * MiB, 0.15},
-      {"h100_1node_allgather_ring.log", CollectiveKind::all_gather, "dgx-h100", 1, NcclAlgo::ring, 8 * MiB, 0.15},
-      {"h100_1node_reducescatter_ring.log", CollectiveKind::reduce_scatter, "dgx-h100", 1, NcclAlgo::ring, 8 * MiB, 0.15},
+      {"h100_1node_allreduce_ring.log", CollectiveKind::all_reduce, "dgx-h100", 1, NcclAlgo::ring, 2 * MiB, 0.15},
+      {"h100_1node_allgather_ring.log", CollectiveKind::all_gather, "dgx-h100", 1, NcclAlgo::ring, 4 * MiB, 0.15},
+      {"h100_1node_reducescatter_ring.log", CollectiveKind::reduce_scatter, "dgx-h100", 1, NcclAlgo::ring, 4 * MiB, 0.15},
       {"h100_1node_allreduce_default_nvls.log", CollectiveKind::all_reduce, "dgx-h100", 1, std::nullopt, 256 * MiB, 0.15},
   };
   for (const Case& c : cases) {
