@@ -98,3 +98,18 @@ TEST_CASE("NCCL's model follows nccl-tests on one DGX H100") {
     CHECK(worst_error(c) <= c.max_error);
   }
 }
+
+// Two HGX H100 nodes (8 GPUs and 8 ConnectX-7 NDR 400 Gb/s InfiniBand NICs each, as a DGX H100),
+// one process per GPU, NCCL 2.26.2 choosing (NVLS-Tree across the two nodes). The model, NCCL's
+// tuner on the dgx-h100 preset, holds within 15% from 256 MiB to the log's last row, 16 GiB
+// (+10.9% at 256 MiB, within 5% from 512 MiB, reaching the measured 469 GB/s busbw). Below
+// 256 MiB it is too fast for the reason the single-node NVLS log shows: NVLink SHARP's pipeline
+// (here with the network tree behind it) ramps up more slowly than the tuner's one latency + one
+// bandwidth (+22% at 128 MiB, +31% to +37% from 8 to 64 MiB); the tuner's choice of NVLS-Tree is
+// the right one there (the ring, which NCCL_ALGO=RING would force, is slower than measured at
+// every size from 128 MiB on), so the gap is NVLS-Tree's time, not the choice.
+TEST_CASE("NCCL's model follows nccl-tests on two H100 nodes over InfiniBand") {
+  constexpr double MiB = 1 << 20;
+  const Case c{"h100_2node_ib_hgx_allreduce.log", CollectiveKind::all_reduce, "dgx-h100", 2, std::nullopt, 256 * MiB, 0.15};
+  CHECK(worst_error(c) <= c.max_error);
+}
