@@ -20,7 +20,9 @@ Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std:
   s.micro_batches = o.micro_batches;
   s.recompute = o.recompute;
   s.shard_optimizer = o.shard_optimizer;
-  s.schedule = PipelineSchedule::one_f_one_b;
+  s.schedule = o.virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+  s.virtual_stages = o.virtual_stages;
+  s.overlap_p2p_comm = o.overlap_p2p;
   const int nd = static_cast<int>(t.sbp_shape().size());
   s.op_sigs.resize(g.ops.size());
   for (int i = 0; i < t.ops(); ++i) s.op_sigs[i] = t.signature(i, choice[i]);
@@ -35,7 +37,7 @@ Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std:
   }
   if (t.stages() > 1) {
     s.op_chunk.resize(g.ops.size());
-    for (int i = 0; i < t.ops(); ++i) s.op_chunk[i] = t.stage(i);
+    for (int i = 0; i < t.ops(); ++i) s.op_chunk[i] = o.virtual_stages > 1 ? o.op_chunk[i] : t.stage(i);
   }
   return s;
 }

@@ -35,6 +35,11 @@ TableOptions tables_for(const Scheme& e, const SearchOptions& so, int n_ops) {
     o.op_stage.assign(n_ops, 0);
     for (int i = 0; i < n_ops; ++i) o.op_stage[i] = e.op_chunk.empty() ? 0 : e.op_chunk[i] % e.stages();
   }
+  if (e.virtual_stages > 1) {  // interleaved: v chunks per stage, their bubble and in-flight memory
+    o.virtual_stages = e.virtual_stages;
+    o.op_chunk = e.op_chunk;
+  }
+  o.overlap_p2p = e.overlap_p2p_comm;
   return o;
 }
 
@@ -84,10 +89,6 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
     const Scheme& e = p.scheme;
     const std::string name = e.name.substr(9);
     run.row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
-    if (e.virtual_stages > 1) {  // the tables hold one chunk per stage
-      run.row["skipped"] = "interleaved schedule";
-      return;
-    }
     ctx.progress("cd-expert: tables for " + name);
     const CostTables t(g, c, tables_for(e, ctx.options(), static_cast<int>(g.ops.size())));
     std::vector<int> choice;
