@@ -42,6 +42,25 @@ Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std:
   return s;
 }
 
+TableOptions table_options_of(const Scheme& e, int n_ops) {
+  TableOptions o;
+  o.mesh_shape = e.mesh_shape;
+  o.pipeline_dim = e.pipeline_dim;
+  o.micro_batches = e.micro_batches;
+  o.recompute = e.recompute;
+  o.shard_optimizer = e.shard_optimizer;
+  if (e.stages() > 1) {
+    o.op_stage.assign(n_ops, 0);
+    for (int i = 0; i < n_ops; ++i) o.op_stage[i] = e.op_chunk.empty() ? 0 : e.op_chunk[i] % e.stages();
+  }
+  if (e.virtual_stages > 1) {  // interleaved: v chunks per stage, their bubble and in-flight memory
+    o.virtual_stages = e.virtual_stages;
+    o.op_chunk = e.op_chunk;
+  }
+  o.overlap_p2p = e.overlap_p2p_comm;
+  return o;
+}
+
 bool from_signatures(const CostTables& t, const std::vector<OpSignature>& sigs,
                      const std::vector<NdSbp>* storage, std::vector<int>& choice, bool zero_all) {
   const Graph& g = t.graph();

@@ -23,23 +23,9 @@ using namespace costmodel;
 namespace {
 
 TableOptions tables_for(const Scheme& e, const SearchOptions& so, int n_ops) {
-  TableOptions o;
-  o.mesh_shape = e.mesh_shape;
-  o.pipeline_dim = e.pipeline_dim;
-  o.micro_batches = e.micro_batches;
-  o.recompute = e.recompute;
-  o.shard_optimizer = e.shard_optimizer;
+  TableOptions o = table_options_of(e, n_ops);
   o.zero_storage = so.zero_storage;
   o.sync_weight = so.sync_weight < 0 ? 1.0 : so.sync_weight;
-  if (e.stages() > 1) {
-    o.op_stage.assign(n_ops, 0);
-    for (int i = 0; i < n_ops; ++i) o.op_stage[i] = e.op_chunk.empty() ? 0 : e.op_chunk[i] % e.stages();
-  }
-  if (e.virtual_stages > 1) {  // interleaved: v chunks per stage, their bubble and in-flight memory
-    o.virtual_stages = e.virtual_stages;
-    o.op_chunk = e.op_chunk;
-  }
-  o.overlap_p2p = e.overlap_p2p_comm;
   return o;
 }
 
