@@ -1,6 +1,7 @@
 // search::explain: identical layers fold into one row whose costs are per layer and sum back to
 // the report's per-op totals; against itself nothing differs; against the expert a descent moved
-// away from, the changed rows carry the expert's choice and the deltas are the two reports'.
+// away from, the changed rows carry the expert's choice and the deltas are the two reports';
+// interleaved layers fold across stages, and the changes are listed per op position.
 #include <catch2/catch.hpp>
 
 #include "autoddl/search/explain.hpp"
@@ -54,4 +55,48 @@ TEST_CASE("explain folds identical layers and names where a scheme differs from 
     }
     CHECK(shown == diff.rows_changed);
   }
+}
+
+TEST_CASE("explain folds interleaved layers across stages and lists the changes against the expert by op position",
+          "[search][explain][interleaved]") {
+  // The best grid point here is interleaved; cd-expert improves on it from another grid point.
+  const ClusterSpec c = resolve_cluster("piz-daint", 8);
+  const Graph g = build_zoo_model("gpt", {{"batch", "64"}, {"layers", "32"}, {"hidden", "4096"}, {"heads", "32"}});
+  const SearchRun run = run_search(g, c, SearchOptions{}, {"cd-expert", "megatron"});
+  const SearchResult* ce = nullptr;
+  const SearchResult* mega = nullptr;
+  for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
+  REQUIRE(ce);
+  REQUIRE(mega);
+  REQUIRE(mega->scheme.virtual_stages > 1);
+  REQUIRE(ce->report.iteration_s < mega->report.iteration_s);
+
+  const Explanation self = explain(*mega, g, mega);
+  CHECK(self.changes.empty());
+  CHECK(self.config_changes.empty());
+  // 32 layers alternate over the stages, yet identical ones fold into few rows, with no stage label.
+  int layer_rows = 0;
+  for (const ExplainRow& r : self.rows) {
+    CHECK(r.label.find("[stage") == std::string::npos);
+    layer_rows += r.label.rfind("layer.", 0) == 0;
+  }
+  CHECK(layer_rows < 32);
+
+  const Explanation diff = explain(*ce, g, mega);
+  REQUIRE(diff.rows_changed > 0);
+  REQUIRE_FALSE(diff.changes.empty());
+  int changed = 0;
+  for (const ExplainChange& x : diff.changes) {
+    CHECK(x.from != x.to);
+    CHECK(x.count >= 1);
+    CHECK(x.count <= x.of);
+    changed += x.count;
+  }
+  CHECK(changed >= diff.rows_changed);  // every changed row holds at least one changed op
+  for (size_t k = 1; k < diff.changes.size(); ++k) CHECK(diff.changes[k - 1].count >= diff.changes[k].count);
+  // The starting grid point differs from the best one in its whole-scheme settings too.
+  const bool same_config = ce->scheme.mesh_shape == mega->scheme.mesh_shape &&
+                           ce->scheme.micro_batches == mega->scheme.micro_batches &&
+                           ce->scheme.virtual_stages == mega->scheme.virtual_stages;
+  CHECK(diff.config_changes.empty() == same_config);
 }
