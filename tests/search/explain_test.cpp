@@ -4,20 +4,38 @@
 // interleaved layers fold across stages, and the changes are listed per op position.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "autoddl/search/explain.hpp"
 #include "fixtures.hpp"
 
 using namespace search_fixtures;
 
-TEST_CASE("explain folds identical layers and names where a scheme differs from the expert", "[search][explain]") {
-  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
-  const Graph g = build_zoo_model("gpt", {{"batch", "16"}, {"layers", "8"}});
-  const SearchRun run = run_search(g, c, SearchOptions{}, {"cd-expert", "megatron"});
+namespace {
+
+// cd-expert and megatron on a zoo GPT; both results required.
+struct ExpertRun {
+  SearchRun run;
   const SearchResult* ce = nullptr;
   const SearchResult* mega = nullptr;
-  for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
-  REQUIRE(ce);
-  REQUIRE(mega);
+};
+
+void run_expert(ExpertRun& x, const char* cluster, int nodes, const std::map<std::string, std::string>& knobs, Graph& g) {
+  g = build_zoo_model("gpt", knobs);
+  x.run = run_search(g, resolve_cluster(cluster, nodes), SearchOptions{}, {"cd-expert", "megatron"});
+  for (const SearchResult& r : x.run.results) (r.method == "cd-expert" ? x.ce : x.mega) = &r;
+  REQUIRE(x.ce);
+  REQUIRE(x.mega);
+}
+
+}  // namespace
+
+TEST_CASE("explain folds identical layers and names where a scheme differs from the expert", "[search][explain]") {
+  Graph g;
+  ExpertRun x;
+  run_expert(x, "dgx-a100", 1, {{"batch", "16"}, {"layers", "8"}}, g);
+  const SearchResult* ce = x.ce;
+  const SearchResult* mega = x.mega;
 
   const Explanation self = explain(*ce, g, ce);
   CHECK(self.rows_changed == 0);
@@ -60,14 +78,11 @@ TEST_CASE("explain folds identical layers and names where a scheme differs from 
 TEST_CASE("explain folds interleaved layers across stages and lists the changes against the expert by op position",
           "[search][explain][interleaved]") {
   // The best grid point here is interleaved; cd-expert improves on it from another grid point.
-  const ClusterSpec c = resolve_cluster("piz-daint", 8);
-  const Graph g = build_zoo_model("gpt", {{"batch", "64"}, {"layers", "32"}, {"hidden", "4096"}, {"heads", "32"}});
-  const SearchRun run = run_search(g, c, SearchOptions{}, {"cd-expert", "megatron"});
-  const SearchResult* ce = nullptr;
-  const SearchResult* mega = nullptr;
-  for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
-  REQUIRE(ce);
-  REQUIRE(mega);
+  Graph g;
+  ExpertRun x;
+  run_expert(x, "piz-daint", 8, {{"batch", "64"}, {"layers", "32"}, {"hidden", "4096"}, {"heads", "32"}}, g);
+  const SearchResult* ce = x.ce;
+  const SearchResult* mega = x.mega;
   REQUIRE(mega->scheme.virtual_stages > 1);
   REQUIRE(ce->report.iteration_s < mega->report.iteration_s);
 
