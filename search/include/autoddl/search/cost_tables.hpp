@@ -79,7 +79,7 @@ struct Term {
   TermKind kind = TermKind::forward;
   int first = 0, count = 0;          // members in CostTables::term_ops / term_ports
   const TensorInfo* info = nullptr;
-  double scale = 1;                  // boxing executions per iteration (micro-batches)
+  double scale = 1;                  // boxing executions per iteration: micro-batches × bubble_factor()
   bool cross_stage = false;          // the producer is on another stage: send/recv (stage_send_s)
   double sync_weight = 0;            // tied: weight of the later reader's gradient sync (0 = none)
 };
