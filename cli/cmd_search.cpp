@@ -128,9 +128,10 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g, 
     }
   }
   const Scheme& s = best.scheme;
-  std::printf("  grad sync overlaps the backward; exposed %s of %s. Mesh %s, %d micro-batch(es), recompute %s.\n",
+  const std::string chunks = s.virtual_stages > 1 ? ", interleaved: " + std::to_string(s.virtual_stages) + " chunks per stage" : "";
+  std::printf("  grad sync overlaps the backward; exposed %s of %s. Mesh %s, %d micro-batch(es), recompute %s%s.\n",
               human_seconds(best.report.grad_sync_exposed_s).c_str(), human_seconds(best.report.grad_sync_s).c_str(),
-              best.report.mesh.c_str(), s.micro_batches, std::string(recompute_name(s.recompute)).c_str());
+              best.report.mesh.c_str(), s.micro_batches, std::string(recompute_name(s.recompute)).c_str(), chunks.c_str());
   if (!e.reference_method.empty()) {
     auto signed_s = [](double x) { return std::string(x < 0 ? "-" : "+") + human_seconds(std::abs(x)); };
     std::printf("  vs %s (%s): %d of %d layers and ops outside layers differ; iteration %s (compute %s, exposed communication %s, "
@@ -138,6 +139,19 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g, 
                 e.reference_method.c_str(), expert->scheme.name.c_str(), e.rows_changed, e.rows_total, signed_s(e.iteration_delta_s).c_str(),
                 signed_s(e.compute_delta_s).c_str(), signed_s(e.comm_delta_s).c_str(), signed_s(e.bubble_delta_s).c_str(),
                 e.memory_delta_bytes / 1e9);
+    for (const std::string& c : e.config_changes) std::printf("  differs from %s in: %s\n", e.reference_method.c_str(), c.c_str());
+    // What the scheme changes against the expert layout, per op position (most layers first).
+    if (!e.changes.empty()) std::printf("  changes vs %s, per op position (as used @stored; -> output):\n", e.reference_method.c_str());
+    const size_t shown = std::min<size_t>(e.changes.size(), 12);
+    int width = 0;
+    for (size_t k = 0; k < shown; ++k) width = std::max(width, static_cast<int>(e.changes[k].op.size()));
+    for (size_t k = 0; k < shown; ++k) {
+      const search::ExplainChange& c = e.changes[k];
+      std::string where = c.first.empty() ? std::string() : " (" + c.first + (c.count > 1 ? " .. " + c.last : "") + ")";
+      std::printf("    %-*s  %s  =>  %s   in %d of %d%s\n", width, c.op.c_str(), c.from.c_str(), c.to.c_str(), c.count, c.of,
+                  (c.first.empty() ? "" : " layers" + where).c_str());
+    }
+    if (e.changes.size() > shown) std::printf("    ... and %zu more\n", e.changes.size() - shown);
   }
 }
 

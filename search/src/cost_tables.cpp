@@ -20,13 +20,19 @@
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/op_compute.hpp"
 #include "autoddl/costmodel/stage_memory.hpp"
+#include "autoddl/costmodel/timeline.hpp"
 
 namespace autoddl::search {
 
 using namespace costmodel;
 
-double in_flight(int stage, int stages, int micro_batches) {
-  return in_flight_micro_batches(stage, stages, micro_batches, PipelineSchedule::one_f_one_b, 1);
+double in_flight(int stage, int stages, int micro_batches, int virtual_stages) {
+  const PipelineSchedule schedule = virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+  return in_flight_micro_batches(stage, stages, micro_batches, schedule, virtual_stages);
+}
+
+double CostTables::in_flight(int stage) const {
+  return search::in_flight(stage, stages_, opt_.micro_batches, opt_.virtual_stages);
 }
 
 CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOptions opt)
@@ -48,6 +54,16 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
   op_stage_ = opt_.op_stage.empty() ? std::vector<int>(n_ops, 0) : opt_.op_stage;
   AUTODDL_CHECK(static_cast<int>(op_stage_.size()) == n_ops) << "op_stage needs one stage per op";
   for (int s : op_stage_) AUTODDL_CHECK(s >= 0 && s < stages_) << "stage " << s << " out of range";
+  AUTODDL_CHECK(opt_.virtual_stages >= 1) << "virtual_stages must be at least 1";
+  if (opt_.virtual_stages > 1) {
+    AUTODDL_CHECK(stages_ > 1) << "interleaving needs a pipeline";
+    AUTODDL_CHECK(static_cast<int>(opt_.op_chunk.size()) == n_ops) << "interleaving needs one chunk per op";
+    for (int i = 0; i < n_ops; ++i) {
+      AUTODDL_CHECK(opt_.op_chunk[i] % stages_ == op_stage_[i]) << "op " << i << ": chunk and stage disagree";
+    }
+  }
+  bubble_factor_ = pipeline_bubble_s(stages_, opt_.virtual_stages, PipelineSchedule::interleaved, 1.0) /
+                       opt_.micro_batches + 1.0;
   shape_mb_.resize(n_t);
   bytes_mb_.resize(n_t);
   for (int t = 0; t < n_t; ++t) {
@@ -106,9 +122,9 @@ void CostTables::build_nodes() {
     const Op& op = g.ops[i];
     const OpClass& k = cls(i);
     const int st = op_stage_[i];
-    const double flight = in_flight(st, stages_, m);
+    const double flight = in_flight(st);
     for (int c = 0; c < k.n_choices; ++c) {
-      double node = k.compute_s[c], mem = 0, act = 0;
+      double node = k.compute_s[c] * bubble_factor_, mem = 0, act = 0;
       for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
         const int t = op.inputs[slot];
         const Tensor& x = g.tensors[t];
@@ -116,7 +132,7 @@ void CostTables::build_nodes() {
         const int q = c * kMaxOpInputs + static_cast<int>(slot);
         const BoxingTable& tb = *k.in_info[slot]->table;
         const int store = k.store_state[q];
-        node += tb.time_s(store, k.in_state[q]) * m * param_gather_runs(k.zero[c]);  // ZeRO-3 regathers
+        node += tb.time_s(store, k.in_state[q]) * m * bubble_factor_ * param_gather_runs(k.zero[c]);  // ZeRO-3 regathers
         // ZeRO-1 reduce-scatters into the shard it updates and all-gathers it after the step
         // (evaluate() exposes the gather after the optimizer).
         const GradSyncStates sync =
@@ -160,7 +176,7 @@ void CostTables::build_nodes() {
 void CostTables::build_terms() {
   const Graph& g = *graph_;
   const int n_ops = ops();
-  const double m = opt_.micro_batches;
+  const double m = opt_.micro_batches * bubble_factor_;  // per-micro-batch boxing, bubble included
   std::vector<int> out_slot(g.tensors.size(), -1);
   for (const Op& op : g.ops) {
     for (size_t o = 0; o < op.outputs.size(); ++o) out_slot[op.outputs[o]] = static_cast<int>(o);
@@ -246,13 +262,13 @@ void CostTables::build_terms() {
 }
 
 double CostTables::forward_send_s(const Term& t, int out_state) const {
-  if (!t.cross_stage) return 0;
+  if (!t.cross_stage || opt_.overlap_p2p) return 0;
   return stage_send_s(pp_tier_, t.info->local_bytes[out_state]) * t.scale;
 }
 
 double CostTables::backward_pair_s(const Term& t, int g, int og) const {
   double s = t.info->table->time_s(g, og);
-  if (t.cross_stage) s += stage_send_s(pp_tier_, t.info->local_bytes[g]);
+  if (t.cross_stage && !opt_.overlap_p2p) s += stage_send_s(pp_tier_, t.info->local_bytes[g]);
   return s * t.scale;
 }
 

@@ -20,7 +20,9 @@ Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std:
   s.micro_batches = o.micro_batches;
   s.recompute = o.recompute;
   s.shard_optimizer = o.shard_optimizer;
-  s.schedule = PipelineSchedule::one_f_one_b;
+  s.schedule = o.virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+  s.virtual_stages = o.virtual_stages;
+  s.overlap_p2p_comm = o.overlap_p2p;
   const int nd = static_cast<int>(t.sbp_shape().size());
   s.op_sigs.resize(g.ops.size());
   for (int i = 0; i < t.ops(); ++i) s.op_sigs[i] = t.signature(i, choice[i]);
@@ -35,9 +37,28 @@ Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std:
   }
   if (t.stages() > 1) {
     s.op_chunk.resize(g.ops.size());
-    for (int i = 0; i < t.ops(); ++i) s.op_chunk[i] = t.stage(i);
+    for (int i = 0; i < t.ops(); ++i) s.op_chunk[i] = o.virtual_stages > 1 ? o.op_chunk[i] : t.stage(i);
   }
   return s;
+}
+
+TableOptions table_options_of(const Scheme& e, int n_ops) {
+  TableOptions o;
+  o.mesh_shape = e.mesh_shape;
+  o.pipeline_dim = e.pipeline_dim;
+  o.micro_batches = e.micro_batches;
+  o.recompute = e.recompute;
+  o.shard_optimizer = e.shard_optimizer;
+  if (e.stages() > 1) {
+    o.op_stage.assign(n_ops, 0);
+    for (int i = 0; i < n_ops; ++i) o.op_stage[i] = e.op_chunk.empty() ? 0 : e.op_chunk[i] % e.stages();
+  }
+  if (e.virtual_stages > 1) {  // interleaved: v chunks per stage, their bubble and in-flight memory
+    o.virtual_stages = e.virtual_stages;
+    o.op_chunk = e.op_chunk;
+  }
+  o.overlap_p2p = e.overlap_p2p_comm;
+  return o;
 }
 
 bool from_signatures(const CostTables& t, const std::vector<OpSignature>& sigs,

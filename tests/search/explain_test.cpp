@@ -1,22 +1,41 @@
 // search::explain: identical layers fold into one row whose costs are per layer and sum back to
 // the report's per-op totals; against itself nothing differs; against the expert a descent moved
-// away from, the changed rows carry the expert's choice and the deltas are the two reports'.
+// away from, the changed rows carry the expert's choice and the deltas are the two reports';
+// interleaved layers fold across stages, and the changes are listed per op position.
 #include <catch2/catch.hpp>
+
+#include <map>
 
 #include "autoddl/search/explain.hpp"
 #include "fixtures.hpp"
 
 using namespace search_fixtures;
 
-TEST_CASE("explain folds identical layers and names where a scheme differs from the expert", "[search][explain]") {
-  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
-  const Graph g = build_zoo_model("gpt", {{"batch", "16"}, {"layers", "8"}});
-  const SearchRun run = run_search(g, c, SearchOptions{}, {"cd-expert", "megatron"});
+namespace {
+
+// cd-expert and megatron on a zoo GPT; both results required.
+struct ExpertRun {
+  SearchRun run;
   const SearchResult* ce = nullptr;
   const SearchResult* mega = nullptr;
-  for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
-  REQUIRE(ce);
-  REQUIRE(mega);
+};
+
+void run_expert(ExpertRun& x, const char* cluster, int nodes, const std::map<std::string, std::string>& knobs, Graph& g) {
+  g = build_zoo_model("gpt", knobs);
+  x.run = run_search(g, resolve_cluster(cluster, nodes), SearchOptions{}, {"cd-expert", "megatron"});
+  for (const SearchResult& r : x.run.results) (r.method == "cd-expert" ? x.ce : x.mega) = &r;
+  REQUIRE(x.ce);
+  REQUIRE(x.mega);
+}
+
+}  // namespace
+
+TEST_CASE("explain folds identical layers and names where a scheme differs from the expert", "[search][explain]") {
+  Graph g;
+  ExpertRun x;
+  run_expert(x, "dgx-a100", 1, {{"batch", "16"}, {"layers", "8"}}, g);
+  const SearchResult* ce = x.ce;
+  const SearchResult* mega = x.mega;
 
   const Explanation self = explain(*ce, g, ce);
   CHECK(self.rows_changed == 0);
@@ -54,4 +73,45 @@ TEST_CASE("explain folds identical layers and names where a scheme differs from 
     }
     CHECK(shown == diff.rows_changed);
   }
+}
+
+TEST_CASE("explain folds interleaved layers across stages and lists the changes against the expert by op position",
+          "[search][explain][interleaved]") {
+  // The best grid point here is interleaved; cd-expert improves on it from another grid point.
+  Graph g;
+  ExpertRun x;
+  run_expert(x, "piz-daint", 8, {{"batch", "64"}, {"layers", "32"}, {"hidden", "4096"}, {"heads", "32"}}, g);
+  const SearchResult* ce = x.ce;
+  const SearchResult* mega = x.mega;
+  REQUIRE(mega->scheme.virtual_stages > 1);
+  REQUIRE(ce->report.iteration_s < mega->report.iteration_s);
+
+  const Explanation self = explain(*mega, g, mega);
+  CHECK(self.changes.empty());
+  CHECK(self.config_changes.empty());
+  // 32 layers alternate over the stages, yet identical ones fold into few rows, with no stage label.
+  int layer_rows = 0;
+  for (const ExplainRow& r : self.rows) {
+    CHECK(r.label.find("[stage") == std::string::npos);
+    layer_rows += r.label.rfind("layer.", 0) == 0;
+  }
+  CHECK(layer_rows < 32);
+
+  const Explanation diff = explain(*ce, g, mega);
+  REQUIRE(diff.rows_changed > 0);
+  REQUIRE_FALSE(diff.changes.empty());
+  int changed = 0;
+  for (const ExplainChange& x : diff.changes) {
+    CHECK(x.from != x.to);
+    CHECK(x.count >= 1);
+    CHECK(x.count <= x.of);
+    changed += x.count;
+  }
+  CHECK(changed >= diff.rows_changed);  // every changed row holds at least one changed op
+  for (size_t k = 1; k < diff.changes.size(); ++k) CHECK(diff.changes[k - 1].count >= diff.changes[k].count);
+  // The starting grid point differs from the best one in its whole-scheme settings too.
+  const bool same_config = ce->scheme.mesh_shape == mega->scheme.mesh_shape &&
+                           ce->scheme.micro_batches == mega->scheme.micro_batches &&
+                           ce->scheme.virtual_stages == mega->scheme.virtual_stages;
+  CHECK(diff.config_changes.empty() == same_config);
 }

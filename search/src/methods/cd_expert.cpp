@@ -23,18 +23,9 @@ using namespace costmodel;
 namespace {
 
 TableOptions tables_for(const Scheme& e, const SearchOptions& so, int n_ops) {
-  TableOptions o;
-  o.mesh_shape = e.mesh_shape;
-  o.pipeline_dim = e.pipeline_dim;
-  o.micro_batches = e.micro_batches;
-  o.recompute = e.recompute;
-  o.shard_optimizer = e.shard_optimizer;
+  TableOptions o = table_options_of(e, n_ops);
   o.zero_storage = so.zero_storage;
   o.sync_weight = so.sync_weight < 0 ? 1.0 : so.sync_weight;
-  if (e.stages() > 1) {
-    o.op_stage.assign(n_ops, 0);
-    for (int i = 0; i < n_ops; ++i) o.op_stage[i] = e.op_chunk.empty() ? 0 : e.op_chunk[i] % e.stages();
-  }
   return o;
 }
 
@@ -84,10 +75,6 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
     const Scheme& e = p.scheme;
     const std::string name = e.name.substr(9);
     run.row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
-    if (e.virtual_stages > 1) {  // the tables hold one chunk per stage
-      run.row["skipped"] = "interleaved schedule";
-      return;
-    }
     ctx.progress("cd-expert: tables for " + name);
     const CostTables t(g, c, tables_for(e, ctx.options(), static_cast<int>(g.ops.size())));
     std::vector<int> choice;

@@ -27,6 +27,13 @@ struct TableOptions {
   int pipeline_dim = -1;         // -1 = no pipeline
   int micro_batches = 1;
   std::vector<int> op_stage;     // per op, with a pipeline dim; empty = all in stage 0
+  // Interleaved 1F1B (Megatron-LM): v chunks per stage, op_chunk per op (its stage is
+  // op_chunk % stages, which op_stage must equal). v = 1: plain 1F1B, op_chunk unused.
+  int virtual_stages = 1;
+  std::vector<int> op_chunk;
+  // Pipeline sends on their own stream under the stage's compute (Scheme::overlap_p2p_comm):
+  // the tables charge them nothing, as evaluate() does while they stay below the compute.
+  bool overlap_p2p = false;
   costmodel::Recompute recompute = costmodel::Recompute::none;
   bool zero_storage = true;      // also offer ZeRO-3 storage (split on replicated dims, regathered)
   bool shard_optimizer = true;   // ZeRO-1 optimizer state: reduce-scattered gradients, a step on the
@@ -72,7 +79,7 @@ struct Term {
   TermKind kind = TermKind::forward;
   int first = 0, count = 0;          // members in CostTables::term_ops / term_ports
   const TensorInfo* info = nullptr;
-  double scale = 1;                  // boxing executions per iteration (micro-batches)
+  double scale = 1;                  // boxing executions per iteration: micro-batches × bubble_factor()
   bool cross_stage = false;          // the producer is on another stage: send/recv (stage_send_s)
   double sync_weight = 0;            // tied: weight of the later reader's gradient sync (0 = none)
 };
@@ -97,6 +104,13 @@ class CostTables {
   const TableOptions& options() const { return opt_; }
   const std::vector<int>& sbp_shape() const { return sbp_shape_; }
   int stages() const { return stages_; }
+  // Per-micro-batch costs (compute, boxing, sends) are charged m · (1 + (S − 1)/(v·m)) times: the
+  // micro-batches plus the pipeline bubble, as evaluate() adds the bubble to the slowest stage's
+  // m · T (1 without a pipeline). Gradient sync and the optimizer step are once per iteration.
+  double bubble_factor() const { return bubble_factor_; }
+  // Micro-batches whose activations `stage` holds (in_flight_micro_batches with the tables'
+  // schedule: 1F1B, or interleaved with v chunks).
+  double in_flight(int stage) const;
 
   int ops() const { return static_cast<int>(op_cls_.size()); }
   const OpClass& cls(int op) const { return classes_[op_cls_[op]]; }
@@ -148,6 +162,7 @@ class CostTables {
   TableOptions opt_;
   std::vector<int> sbp_shape_;
   int stages_ = 1;
+  double bubble_factor_ = 1;
   std::unique_ptr<costmodel::BoxingCache> cache_;
   std::vector<std::unique_ptr<TensorInfo>> infos_;
   std::vector<OpClass> classes_;
@@ -166,8 +181,8 @@ class CostTables {
   costmodel::LinkTier pp_tier_;
 };
 
-// The in-flight micro-batches whose activations a stage holds under the tables' 1F1B
-// (min(m, S − s)): costmodel::in_flight_micro_batches, as evaluate() counts them.
-double in_flight(int stage, int stages, int micro_batches);
+// The in-flight micro-batches whose activations a stage holds under 1F1B (min(m, S − s)), times
+// 1 + (S − 1)/(S·v) when interleaved: costmodel::in_flight_micro_batches, as evaluate() counts them.
+double in_flight(int stage, int stages, int micro_batches, int virtual_stages = 1);
 
 }  // namespace autoddl::search

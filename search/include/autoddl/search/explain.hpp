@@ -3,7 +3,10 @@
 // each with its compute, boxing and gradient-sync seconds per iteration and the SBP of its
 // weights as used (@storage when stored otherwise) and of its output; against a reference, the
 // reference's choice where it differs and the whole-iteration differences that the change buys
-// (compute, exposed communication, bubble, memory). `autoddl search --explain` prints these.
+// (compute, exposed communication, bubble, memory), and per op position (attn.proj, lm_head)
+// the layouts it changed, in how many layers. Under an interleaved schedule consecutive layers
+// sit on different stages; rows then fold across stages and carry no stage label.
+// `autoddl search --explain` prints these.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,8 +27,23 @@ struct ExplainRow {
   std::string span;        // the row's name in a table: label, or "layer.3 .. layer.95 (x93, each)"
 };
 
+// One layout change against the reference at an op position: the op's weights as used
+// (@storage), and for an op that ends a layer or stands outside layers its output SBP.
+struct ExplainChange {
+  std::string op;           // "attn.proj" (the op's name inside its layer), "lm_head"
+  std::string from, to;     // "(B,S(0))" -> "(B,B)"; "-> (S(0),P)" for an output
+  int count = 0;            // layers (or 1 for an op outside layers) where it changed so
+  int of = 0;               // layers holding this op position
+  std::string first, last;  // first and last layer changed ("layer.1", "layer.95")
+};
+
 struct Explanation {
   std::vector<ExplainRow> rows;
+  std::vector<ExplainChange> changes;  // most layers first
+  // Whole-scheme settings that differ from the reference: "mesh 2x4 (megatron: 4x2x1)",
+  // "micro-batches 32 (megatron: 64)", "chunks per stage 16 (megatron: 8)", "recompute ...",
+  // "optimizer sharded (megatron: replicated)".
+  std::vector<std::string> config_changes;
   std::string reference_method;  // empty without a reference
   // result − reference, per iteration (seconds) and peak memory (bytes); rows that differ.
   double iteration_delta_s = 0, compute_delta_s = 0, comm_delta_s = 0, bubble_delta_s = 0;

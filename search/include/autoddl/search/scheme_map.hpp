@@ -13,6 +13,11 @@ namespace autoddl::search {
 
 costmodel::Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std::string& name);
 
+// Table options for exactly a scheme's configuration: its mesh, pipeline dim, stages per op
+// (op_chunk % stages), chunks when interleaved, micro-batches, recompute, optimizer sharding and
+// p2p overlap (what cd-expert builds its tables from).
+TableOptions table_options_of(const costmodel::Scheme& s, int n_ops);
+
 // Per op the choice with the signature sigs[i] (ZeRO storage for parameters that `storage`
 // shards where their first reader uses them replicated, or everywhere with zero_all; storage
 // may be null). Returns false when some signature is not among the op's choices.
