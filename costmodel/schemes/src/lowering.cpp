@@ -110,7 +110,23 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
     if (!loaded) score += unit_boxing(have, want, c.bytes_mb[t], p);
   }
   bool partial_in = false;
-  for (size_t k = 0; k < op.inputs.size(); ++k) partial_in |= produced[op.inputs[k]].is_partial();
+  int partial_activations = 0, activations = 0;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    const int t = op.inputs[k];
+    partial_in |= produced[t].is_partial();
+    if (is_param(g, t)) continue;
+    ++activations;
+    partial_activations += produced[t].is_partial() ? 1 : 0;
+  }
+  // Megatron-LM reduces a partial sum where it is made: RowParallelLinear all-reduces (with sp:
+  // reduce-scatters) its GEMM's output before the bias add (skip_bias_add, fused into
+  // bias-dropout-add), VocabParallelEmbedding before the position embeddings. So a non-GEMM op
+  // that would carry one partial input on as a partial output is charged the reduction it only
+  // defers, plus one: the reduction lands at its input, next to the GEMM, where tp_overlap can
+  // hide it. An op summing several partial inputs (parallel branches) still keeps P, which saves
+  // a reduction.
+  const bool defers_reduction = partial_activations == 1 && activations >= 1 && !kind.gemm &&
+                                kind.tp_weight == TpWeight::none;
   for (size_t o = 0; o < op.outputs.size(); ++o) {
     const int t = op.outputs[o];
     if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
@@ -118,6 +134,10 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
     // so that, e.g., a residual add of two broadcast tensors stays broadcast.
     if (s.out[o].is_partial() && !partial_in && kind.tp_weight == TpWeight::none) {
       score += unit_boxing(Sbp::partial(), Sbp::broadcast(), c.bytes_mb[t], p);
+    }
+    if (s.out[o].is_partial() && defers_reduction) {
+      const bool seq = c.opt.sequence_parallel && c.batch_major[t] && c.shape_mb[t].size() == 3;
+      score += unit_boxing(Sbp::partial(), seq ? Sbp::split(1) : Sbp::broadcast(), c.bytes_mb[t], p) + 1;
     }
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 0) return kInf;
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 1 &&
