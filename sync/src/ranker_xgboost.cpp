@@ -123,9 +123,6 @@ class XgbRanker final : public Ranker {
     check(XGBoosterSetParam(booster_, "num_pairsample", std::to_string(opt_.pairs_per_row).c_str()),
           "num_pairsample");
     check(XGBoosterSetParam(booster_, "lambda", std::to_string(opt_.lambda).c_str()), "lambda");
-    check(XGBoosterSetParam(booster_, "subsample", std::to_string(opt_.subsample).c_str()), "subsample");
-    check(XGBoosterSetParam(booster_, "colsample_bytree", std::to_string(opt_.colsample_bytree).c_str()),
-          "colsample_bytree");
     check(XGBoosterSetParam(booster_, "seed", std::to_string(opt_.seed).c_str()), "seed");
     check(XGBoosterSetParam(booster_, "nthread", "1"), "nthread");  // deterministic
     check(XGBoosterSetParam(booster_, "verbosity", "0"), "verbosity");

@@ -41,13 +41,9 @@ struct LinearRankerOptions {
 std::unique_ptr<Ranker> make_linear_ranker(LinearRankerOptions options = {});
 #ifdef AUTODDL_SYNC_HAVE_XGBOOST
 struct XgbRankerOptions {
-  // Many small steps on row and feature subsamples: a list's close pairs are ordered by small
-  // differences of a few terms, which a few large steps (XGBoost's default eta 0.3) overfit.
-  int rounds = 400;
+  int rounds = 200;
   int max_depth = 6;
-  double eta = 0.1;
-  double subsample = 0.8;         // rows per tree
-  double colsample_bytree = 0.8;  // features per tree
+  double eta = 0.3;
   // XGBoost's default 1 stops splits early under rank:pairwise, whose per-row hessians are
   // small (sums of σ(1−σ) over a row's pairs); a smaller bound lets trees separate close runtimes.
   double min_child_weight = 0.01;
