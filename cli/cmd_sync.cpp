@@ -30,7 +30,7 @@ namespace {
 struct SyncOptions {
   std::string model, knobs, cluster, builder, strategy, out, json_file, pairs;
   std::optional<int> nodes;
-  bool sim = false;
+  bool sim = false, refeature = false;
   uint64_t seed = 1;
   int jobs = 1, per_pair = 420, runs = 1;
 };
@@ -143,6 +143,14 @@ int run_evaluate(const SyncOptions& opt) {
 }
 
 int run_dataset(const SyncOptions& opt) {
+  if (opt.refeature) {
+    const auto start = std::chrono::steady_clock::now();
+    int64_t n = sync::refeature_dataset(opt.out);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("autoddl sync dataset: features of %lld records recomputed in %s/records.jsonl, %.1f s\n",
+                static_cast<long long>(n), opt.out.c_str(), s);
+    return 0;
+  }
 #ifdef AUTODDL_SYNC_HAVE_SIM
   sync::DatasetOptions o;
   o.per_pair = opt.per_pair;
@@ -208,6 +216,9 @@ RunFn setup_sync(CLI::App& sub) {
                       "Simulated runs per record; the label is their mean (jitter / sqrt(runs))")
       ->capture_default_str();
   dataset->add_option("--seed", opt->seed, "Seed of the sampler and the simulator's jitter")->capture_default_str()->check(non_negative_integer());
+  dataset->add_flag("--refeature", opt->refeature,
+                    "Recompute the features of the records already in DIR from their strategies (labels kept; "
+                    "for a dataset written by an autoddl with other features); simulates nothing");
   auto learn = setup_sync_learn(sub);
   auto search = setup_sync_search(sub);
   return [opt, build, dataset, learn, search] {

@@ -19,7 +19,7 @@ namespace {
 
 struct LearnOptions {
   std::vector<std::string> data;
-  std::string ranker = "linear", out, model_file, json_file, train_pairs, test_pairs;
+  std::string ranker = "linear", out, model_file, json_file, train_pairs, test_pairs, pairs, scores_file;
   int finetune = 0;
   double holdout = 0.2;
   double min_gap = sync::kDefaultMinGap;
@@ -59,15 +59,27 @@ namespace {
 
 int run_train(const LearnOptions& o) {
   std::unique_ptr<sync::Ranker> r = sync::make_ranker(o.ranker, o.seed, "--ranker");
-  std::vector<sync::LabeledRecord> records = sync::read_records(o.data), train, test;
+  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, o.pairs), train, test;
+  if (records.empty()) throw InputError("--pairs", "", "matches no record of --data");
   sync::split_within_pairs(records, o.holdout, o.seed, train, test);
   if (train.empty()) throw InputError("--data", "", "no training records");
   std::fprintf(stderr, "autoddl sync train: fitting %s on %zu records...\n", o.ranker.c_str(), train.size());
   r->fit(sync::to_samples(train));
   sync::PairMetrics on_train = sync::evaluate_ranker(*r, train, o.min_gap);
-  sync::PairMetrics held_out = test.empty() ? sync::PairMetrics{} : sync::evaluate_ranker(*r, test, o.min_gap);
+  std::vector<double> test_scores = test.empty() ? std::vector<double>{} : r->score(sync::to_samples(test));
+  sync::PairMetrics held_out = test.empty() ? sync::PairMetrics{} : sync::pair_metrics(test, test_scores, o.min_gap);
   OutputFiles out;
   out.add_written(o.out, [&](const std::string& tmp) { r->save(tmp); });
+  if (!o.scores_file.empty()) {
+    std::string csv = "pair,index,builder,runtime_s,score\n";
+    char row[96];
+    for (size_t i = 0; i < test.size(); ++i) {
+      std::snprintf(row, sizeof row, ",%d,%s,%.9g,%.9g\n", test[i].index, test[i].builder.c_str(), test[i].runtime_s,
+                    test_scores[i]);
+      csv += "\"" + test[i].pair + "\"" + row;
+    }
+    out.add(o.scores_file, std::move(csv));
+  }
   if (!o.json_file.empty()) {
     out.add_json(o.json_file, {{"ranker", o.ranker}, {"data", o.data}, {"holdout", o.holdout}, {"seed", o.seed},
                                {"records", records.size()}, {"train_records", train.size()},
@@ -88,7 +100,8 @@ int run_train(const LearnOptions& o) {
 int run_eval(const LearnOptions& o) {
   std::string kind;
   std::unique_ptr<sync::Ranker> r = sync::load_ranker(o.model_file, &kind);
-  std::vector<sync::LabeledRecord> records = sync::read_records(o.data);
+  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, o.pairs);
+  if (records.empty()) throw InputError("--pairs", "", "matches no record of --data");
   sync::PairMetrics m = sync::evaluate_ranker(*r, records, o.min_gap);
   if (!o.json_file.empty()) {
     nlohmann::json j = pair_metrics_json(m);
@@ -148,6 +161,8 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
   train->add_option("--holdout", o->holdout, "Fraction of each pair's strategies held out")->capture_default_str();
   train->add_option("--seed", o->seed, "Seed of the split (and of XGBoost)")->capture_default_str();
   train->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
+  train->add_option("--scores", o->scores_file,
+                    "Write every held-out record's score as CSV to FILE (pair, index, builder, runtime_s, score)");
   CLI::App* eval = sub.add_subcommand("eval", "Ranking metrics of a saved model on dataset records");
   eval->add_option("--data", o->data, "Dataset directories")->required();
   eval->add_option("--model-file", o->model_file, "A model written by autoddl sync train")->required();
@@ -162,6 +177,8 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
   transfer->add_option("--ranker", o->ranker, "linear or xgboost")->capture_default_str();
   transfer->add_option("--seed", o->seed, "Seed of the target-trial draw (and of XGBoost)")->capture_default_str();
   transfer->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
+  for (CLI::App* c : {train, eval})
+    c->add_option("--pairs", o->pairs, "Only the records of these pairs: model@cluster,... ('*' for any side)");
   for (CLI::App* c : {train, eval, transfer})
     c->add_option("--min-gap", o->min_gap, "Also report accuracy over pairs at least this fraction apart")
         ->capture_default_str();

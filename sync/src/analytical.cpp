@@ -114,13 +114,15 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece& a, const Piece& b) { return a.ready_s < b.ready_s; });
 
-  double end_s = 0;
+  double end_s = 0, duplex_end = 0;
   if (W > 1) {
     const double bw = c.node_nic_bw_bytes_per_s(), alpha = c.inter.latency_s;
     const CommGroup all = contiguous_group(c, W);
     // ---- PS ----
     std::map<int, ServerTerms> servers;
     std::vector<double> node_push_bytes(static_cast<size_t>(N), 0.0);
+    std::map<int, std::pair<double, double>> duplex;  // server: (push end, pull end)
+    double first_ready = -1;
     for (const Piece& p : pieces) {
       if (p.sync->arch != Arch::ps) continue;
       const bool local = p.sync->local_replication;
@@ -140,6 +142,11 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       st.local_s += local_s;
       st.time_s += transmission + overhead + local_s;
       st.end_s = std::max(st.end_s, p.ready_s) + transmission + overhead + local_s;
+      auto& [push_end, pull_end] = duplex[p.sync->server];
+      push_end = std::max(push_end, p.ready_s) + local_s + (transmission + overhead) / 2;
+      pull_end = std::max(pull_end, push_end) + (transmission + overhead) / 2;
+      ev.ps_duplex_end_s = std::max(ev.ps_duplex_end_s, pull_end);
+      if (first_ready < 0 || p.ready_s < first_ready) first_ready = p.ready_s;
       for (int n = 0; n < N; ++n) {
         if (n != p.sync->server) node_push_bytes[static_cast<size_t>(n)] += (local ? 1 : G) * b;
       }
@@ -153,6 +160,11 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
     if (!servers.empty()) {
       for (double bytes : node_push_bytes) ev.worker_nic_s = std::max(ev.worker_nic_s, 2 * bytes / bw);
       end_s = std::max(end_s, ev.worker_nic_s);
+      for (int n = 0; n < N; ++n) {
+        auto it = servers.find(n);
+        const double served = it == servers.end() ? 0 : it->second.bytes_in;
+        ev.nic_ps_max_s = std::max(ev.nic_ps_max_s, (served + node_push_bytes[static_cast<size_t>(n)]) / bw);
+      }
     }
     // ---- all-reduce groups ----
     std::map<int, GroupTerms> groups;
@@ -189,6 +201,7 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       gt.time_s = time;
       gt.overhead_s = overhead;
       gt.transmission_s = time - overhead;
+      ev.nic_max_s += gt.transmission_s;
       ev.ar_max_s = std::max(ev.ar_max_s, time);
       ev.ar_sum_s += time;
       order.push_back(gt);
@@ -201,12 +214,16 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       gt.end_s = std::max(stream_free, gt.ready_s) + gt.time_s;
       stream_free = gt.end_s;
       end_s = std::max(end_s, gt.end_s);
+      if (first_ready < 0 || gt.ready_s < first_ready) first_ready = gt.ready_s;
     }
     ev.groups = std::move(order);
+    ev.nic_max_s += ev.nic_ps_max_s;
+    duplex_end = std::max({ev.ps_duplex_end_s, stream_free, std::max(0.0, first_ready) + ev.nic_max_s});
   }
   ev.sync_end_s = end_s;
   ev.iteration_s = ev.forward_s + std::max(ev.backward_s, end_s);
   ev.exposed_sync_s = ev.iteration_s - ev.forward_s - ev.backward_s;
+  ev.duplex_iteration_s = ev.forward_s + std::max(ev.backward_s, duplex_end);
   return ev;
 }
 

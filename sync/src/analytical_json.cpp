@@ -21,7 +21,9 @@ nlohmann::json evaluation_to_json(const Evaluation& e) {
           {"ps_sum_s", e.ps_sum_s},       {"ar_max_s", e.ar_max_s},
           {"ar_sum_s", e.ar_sum_s},       {"worker_nic_s", e.worker_nic_s},
           {"sync_end_s", e.sync_end_s},   {"exposed_sync_s", e.exposed_sync_s},
-          {"iteration_s", e.iteration_s}, {"servers", servers},
+          {"iteration_s", e.iteration_s}, {"ps_duplex_end_s", e.ps_duplex_end_s},
+          {"nic_ps_max_s", e.nic_ps_max_s}, {"nic_max_s", e.nic_max_s},
+          {"duplex_iteration_s", e.duplex_iteration_s}, {"servers", servers},
           {"groups", groups}};
 }
 

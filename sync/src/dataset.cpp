@@ -2,6 +2,8 @@
 // cells name pairs by them); the records do.
 #include "autoddl/sync/dataset.hpp"
 
+#include "autoddl/sync/features.hpp"
+
 namespace autoddl::sync {
 
 std::string DatasetPair::key() const {
@@ -27,6 +29,26 @@ std::vector<DatasetPair> default_dataset_pairs() {
     for (const auto& [model, knobs] : models) out.push_back({model, knobs, cluster});
   }
   return out;
+}
+
+nlohmann::json dataset_schema() {
+  return {{"format", "autoddl-sync-dataset"},
+          {"version", 1},
+          {"record", {{"key", "\"<pair key>#<index>\", unique; the resume key"},
+                      {"pair", "model[knobs]@cluster"},
+                      {"model", "zoo model"},
+                      {"knobs", "zoo knobs (object)"},
+                      {"cluster", "cluster preset"},
+                      {"index", "0..8: the builders in `autoddl sync build` order; later: sampled"},
+                      {"builder", "builder name, or \"sampled\""},
+                      {"seed", "the simulator's jitter seed of this record"},
+                      {"strategy", "strategy JSON (docs/sync-strategy-json.md)"},
+                      {"features", "numbers, named by feature_names"},
+                      {"analytical_iteration_s", "analytical evaluator"},
+                      {"runtime_s", "the label: the mean of runtimes_s"},
+                      {"runtimes_s", "simulated iterations (SimGrid with jitter, flow fidelity), run r with seed + r"},
+                      {"sim_wall_s", "wall-clock seconds the simulation took"}}},
+          {"feature_names", feature_names()}};
 }
 
 }  // namespace autoddl::sync
@@ -55,26 +77,6 @@ std::vector<DatasetPair> default_dataset_pairs() {
 namespace autoddl::sync {
 
 namespace fs = std::filesystem;
-
-nlohmann::json dataset_schema() {
-  return {{"format", "autoddl-sync-dataset"},
-          {"version", 1},
-          {"record", {{"key", "\"<pair key>#<index>\", unique; the resume key"},
-                      {"pair", "model[knobs]@cluster"},
-                      {"model", "zoo model"},
-                      {"knobs", "zoo knobs (object)"},
-                      {"cluster", "cluster preset"},
-                      {"index", "0..8: the builders in `autoddl sync build` order; later: sampled"},
-                      {"builder", "builder name, or \"sampled\""},
-                      {"seed", "the simulator's jitter seed of this record"},
-                      {"strategy", "strategy JSON (docs/sync-strategy-json.md)"},
-                      {"features", "numbers, named by feature_names"},
-                      {"analytical_iteration_s", "analytical evaluator"},
-                      {"runtime_s", "the label: the mean of runtimes_s"},
-                      {"runtimes_s", "simulated iterations (SimGrid with jitter, flow fidelity), run r with seed + r"},
-                      {"sim_wall_s", "wall-clock seconds the simulation took"}}},
-          {"feature_names", feature_names()}};
-}
 
 namespace {
 

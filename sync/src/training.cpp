@@ -46,7 +46,7 @@ LabeledRecord parse_record(const std::string& line, const std::string& path, int
   if (r.features.size() != feature_names().size())
     throw InputError(path, where + ": features",
                      "has " + std::to_string(r.features.size()) + " values, this autoddl expects " +
-                         std::to_string(feature_names().size()) + " (a dataset from another version?)");
+                         std::to_string(feature_names().size()) + " (a dataset from another version? `autoddl sync dataset --out DIR --refeature` recomputes them)");
   r.runtime_s = j["runtime_s"].get<double>();
   if (!(r.runtime_s > 0)) throw InputError(path, where + ": runtime_s", "must be > 0");
   return r;

@@ -46,6 +46,17 @@ TEST_CASE("one PS server and many workers: the server's NIC carries every push a
   }
   // nodes = 5: 2·4·9640/1e9 + 2·4·4·1e-5 = 77.12 us + 320 us
   ClusterSpec c5 = test::test_cluster(5, 1);
+  {
+    // Contention terms: the server's NIC carries 4 pushes in one direction and 4 pulls in the
+    // other (full duplex), so its busiest direction holds 4·9640 B; with every shard ready at
+    // once the pipeline is all the pushes, then the last shard's pull.
+    Evaluation e = run(g, c5, built("ps", g, c5));
+    CHECK(e.nic_ps_max_s == Approx(4 * kDenseBytes / kB));
+    CHECK(e.nic_max_s == Approx(e.nic_ps_max_s));  // no all-reduce groups
+    CHECK(e.ps_duplex_end_s < e.servers[0].end_s);
+    CHECK(e.ps_duplex_end_s > e.servers[0].end_s / 2);
+    CHECK(e.duplex_iteration_s <= e.iteration_s);
+  }
   CHECK(run(g, c5, built("ps", g, c5)).ps_max_s == Approx(77.12e-6 + 320e-6));
 }
 

@@ -21,6 +21,18 @@
 // * Iteration = forward + max(backward, end of the last transfer); PS and all-reduce transfers
 //   proceed concurrently. The optimizer step is not included (it is the same work for every
 //   strategy of a model).
+// * Contention terms (not in the iteration above; the learned rankers' features): the model
+//   above sends a shard's push and pull one after the other through the server's NIC and lets
+//   PS and all-reduce transfers each have the whole NIC. A NIC is full duplex and shared:
+//   - ps_duplex_end_s: each server pipelines its shards, shard k's pulls (out) overlapping
+//     shard k+1's pushes (in): push_end_k = max(push_end_k−1, ready_k) + local_s + remote·(b/B + α),
+//     pull_end_k = max(pull_end_k−1, push_end_k) + remote·(b/B + α), the latest pull end;
+//   - nic_ps_max_s: the busiest node NIC's PS bytes in one direction / B: the pushes it serves
+//     plus its own GPUs' pushes to other servers (pulls mirror both in the other direction);
+//   - nic_max_s: nic_ps_max_s plus every all-reduce group's transmission, which crosses every
+//     node's NIC: a lower bound on the time the sync keeps the busiest NIC busy;
+//   - duplex_iteration_s: forward + max(backward, ps_duplex_end_s, the all-reduce stream's
+//     end, the first gradient's ready time + nic_max_s).
 #pragma once
 #include <string>
 #include <vector>
@@ -64,6 +76,8 @@ struct Evaluation {
   double sync_end_s = 0;    // end of the last transfer, from the start of backward
   double exposed_sync_s = 0;
   double iteration_s = 0;
+  // Contention terms (above)
+  double ps_duplex_end_s = 0, nic_ps_max_s = 0, nic_max_s = 0, duplex_iteration_s = 0;
 };
 
 // When each gradient becomes ready, from the start of backward, and when the backward ends:

@@ -45,4 +45,11 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
                       const DatasetOptions& options,
                       const std::function<void(int64_t, int64_t)>& progress = {});
 
+// Recomputes every record's "features" and "analytical_iteration_s" in DIR/records.jsonl from
+// its strategy, model and cluster, leaving the labels (the simulated runs) as they are: a
+// dataset written before the features changed becomes usable without re-simulating. Rewrites
+// the file atomically (and DIR/schema.json); returns the number of records. Needs no simulator.
+// Throws InputError("<dir>/records.jsonl", "line N: <field>", reason) on a malformed record.
+int64_t refeature_dataset(const std::string& dir);
+
 }  // namespace autoddl::sync
