@@ -26,7 +26,9 @@ const Graph& gpt() {
       build_zoo_model("gpt", parse_knob_list("layers=8,hidden=4096,heads=32,seq=2048,batch=64,flash=1"));
   return g;
 }
-CostReport cost(const std::string& spec) { return evaluate(gpt(), h100x2(), make_scheme(spec, gpt(), h100x2(), {})); }
+CostReport cost(const std::string& spec, const Graph& g = gpt()) {
+  return evaluate(g, h100x2(), make_scheme(spec, g, h100x2(), {}));
+}
 // GPT-3 175B's layers (NeMo runs them with tp=4 and --tp-comm-overlap): on gpt()'s hidden 4096 at
 // tp=8 the chunked GEMMs (tp pieces of 256 tokens) cost more than the collectives they hide, as
 // they can on small models in practice, so the overlap's gain is asserted where it is used.
@@ -44,9 +46,8 @@ double total_bytes(const CostReport& r) {
 
 TEST_CASE("tp_overlap hides sp's collectives under the GEMMs, never more than the GEMM time", "[costmodel][overlap]") {
   const Graph& g = gpt3_layers();
-  auto cost_g = [&](const std::string& spec) { return evaluate(g, h100x2(), make_scheme(spec, g, h100x2(), {})); };
-  const CostReport plain = cost_g("megatron:tp=4,pp=1,dp=4,mb=1,sp=1");
-  const CostReport ovl = cost_g("megatron:tp=4,pp=1,dp=4,mb=1,sp=1,tp_overlap=1");
+  const CostReport plain = cost("megatron:tp=4,pp=1,dp=4,mb=1,sp=1", g);
+  const CostReport ovl = cost("megatron:tp=4,pp=1,dp=4,mb=1,sp=1,tp_overlap=1", g);
   REQUIRE(plain.fwd_boxing_s > 0);
   // The forward GEMMs run in tp chunks under the overlap (their extra time is exposed with the
   // collectives); on this small model that costs about what the overlap hides in forward.

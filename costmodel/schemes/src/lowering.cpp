@@ -110,13 +110,11 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
     if (!loaded) score += unit_boxing(have, want, c.bytes_mb[t], p);
   }
   bool partial_in = false;
-  int partial_activations = 0, activations = 0;
+  int partial_activations = 0;
   for (size_t k = 0; k < op.inputs.size(); ++k) {
     const int t = op.inputs[k];
     partial_in |= produced[t].is_partial();
-    if (is_param(g, t)) continue;
-    ++activations;
-    partial_activations += produced[t].is_partial() ? 1 : 0;
+    if (produced[t].is_partial() && !is_param(g, t)) ++partial_activations;
   }
   // Megatron-LM reduces a partial sum where it is made: RowParallelLinear all-reduces (with sp:
   // reduce-scatters) its GEMM's output before the bias add (skip_bias_add, fused into
@@ -125,8 +123,7 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
   // defers, plus one: the reduction lands at its input, next to the GEMM, where tp_overlap can
   // hide it. An op summing several partial inputs (parallel branches) still keeps P, which saves
   // a reduction.
-  const bool defers_reduction = partial_activations == 1 && activations >= 1 && !kind.gemm &&
-                                kind.tp_weight == TpWeight::none;
+  const bool defers_reduction = partial_activations == 1 && !kind.gemm && kind.tp_weight == TpWeight::none;
   for (size_t o = 0; o < op.outputs.size(); ++o) {
     const int t = op.outputs[o];
     if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
