@@ -58,6 +58,10 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   const int blocks = count_blocks(g);
   MegatronGrid grid;
   auto offer = [&](Scheme&& s, const CostReport& r) {
+    const auto key = std::make_pair(s.mesh_shape, s.pipeline_dim);
+    auto mine = grid.best_by_mesh.find(key);
+    if (mine == grid.best_by_mesh.end()) grid.best_by_mesh.emplace(key, GridPoint{s, r});
+    else if (grid_better(r, mine->second.report)) mine->second = GridPoint{s, r};
     auto at = std::find_if(grid.best.begin(), grid.best.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
     if (at == grid.best.end() && static_cast<int>(grid.best.size()) >= keep) return;
     grid.best.insert(at, GridPoint{std::move(s), r});

@@ -7,6 +7,8 @@
 // priced by evaluate(); points Megatron-LM itself refuses (heads % tp, layers % pp) are skipped.
 // Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from the best few).
 #pragma once
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -24,6 +26,9 @@ struct GridPoint {
 struct MegatronGrid {
   // The `keep` best points: feasible ones by iteration time, then infeasible ones by memory.
   std::vector<GridPoint> best;
+  // The best point per Megatron mesh ([pp, dp, tp] without its size-1 dims) and pipeline dim
+  // (0 or -1): where cd-mesh starts on that mesh, and the iteration it must beat there.
+  std::map<std::pair<std::vector<int>, int>, GridPoint> best_by_mesh;
   int points = 0, feasible = 0;
   bool truncated = false;  // the time limit stopped the walk
   double seconds = 0;      // the walk's wall time

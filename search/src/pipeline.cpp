@@ -26,14 +26,16 @@ std::vector<int> layer_of_ops(const costmodel::Graph& g, int& layers) {
   return layer;
 }
 
-StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice, int stages) {
+StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice, int stages, int v) {
   const auto& g = ref.graph();
   int L = 0;
   const std::vector<int> layer = layer_of_ops(g, L);
-  if (L < stages) {
-    throw InputError("--mesh", "", "a pipeline of " + std::to_string(stages) + " stages needs at least " +
-                                       std::to_string(stages) + " layers (Op::block runs); " + g.name +
-                                       " has " + std::to_string(L));
+  const int parts = stages * v;  // chunks, each on stage k % stages
+  if (L < parts) {
+    throw InputError("--mesh", "", "a pipeline of " + std::to_string(stages) + " stages" +
+                                       (v > 1 ? " × " + std::to_string(v) + " chunks" : std::string()) +
+                                       " needs at least " + std::to_string(parts) + " layers (Op::block runs); " +
+                                       g.name + " has " + std::to_string(L));
   }
   const int m = ref.options().micro_batches;
   const double flight0 = in_flight(0, ref.stages(), m);
@@ -53,21 +55,21 @@ StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice
     pp[l + 1] = pp[l] + param[l];
     pa[l + 1] = pa[l] + act[l];
   }
-  const double cap = ref.capacity_bytes(0);
-  auto memory = [&](int a, int b, int s) {
-    return pp[b] - pp[a] + (pa[b] - pa[a]) * in_flight(s, stages, m);
+  const double cap = ref.capacity_bytes(0) / v;  // per chunk
+  auto memory = [&](int a, int b, int k) {
+    return pp[b] - pp[a] + (pa[b] - pa[a]) * in_flight(k % stages, stages, m, v);
   };
   const double inf = std::numeric_limits<double>::infinity();
-  // best[s][j]: slowest stage when stages 0..s-1 hold layers [0, j); two passes: with the
+  // best[s][j]: slowest chunk when chunks 0..s-1 hold layers [0, j); two passes: with the
   // memory limit, then (if nothing fits) without it.
   StagePlan plan;
   for (int pass = 0; pass < 2; ++pass) {
     const bool limit = pass == 0;
-    std::vector<std::vector<double>> best(stages + 1, std::vector<double>(L + 1, inf));
-    std::vector<std::vector<int>> from(stages + 1, std::vector<int>(L + 1, -1));
+    std::vector<std::vector<double>> best(parts + 1, std::vector<double>(L + 1, inf));
+    std::vector<std::vector<int>> from(parts + 1, std::vector<int>(L + 1, -1));
     best[0][0] = 0;
-    for (int s = 1; s <= stages; ++s) {
-      for (int j = s; j <= L - (stages - s); ++j) {
+    for (int s = 1; s <= parts; ++s) {
+      for (int j = s; j <= L - (parts - s); ++j) {
         for (int i = s - 1; i < j; ++i) {
           if (best[s - 1][i] == inf) continue;
           if (limit && memory(i, j, s - 1) > cap) continue;
@@ -79,22 +81,26 @@ StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice
         }
       }
     }
-    if (best[stages][L] == inf) continue;
-    std::vector<int> start(stages + 1, L);
-    for (int s = stages, j = L; s > 0; --s) {
+    if (best[parts][L] == inf) continue;
+    std::vector<int> start(parts + 1, L);
+    for (int s = parts, j = L; s > 0; --s) {
       start[s - 1] = from[s][j];
       j = from[s][j];
     }
     plan.fits = limit;
     plan.op_stage.resize(ref.ops());
+    plan.op_chunk.resize(ref.ops());
     for (int i = 0; i < ref.ops(); ++i) {
-      int s = 0;
-      while (s + 1 < stages && layer[i] >= start[s + 1]) ++s;
-      plan.op_stage[i] = s;
+      int k = 0;
+      while (k + 1 < parts && layer[i] >= start[k + 1]) ++k;
+      plan.op_chunk[i] = k;
+      plan.op_stage[i] = k % stages;
     }
-    for (int s = 0; s < stages; ++s) {
-      plan.stage_time_s.push_back(pt[start[s + 1]] - pt[start[s]]);
-      plan.stage_memory_bytes.push_back(memory(start[s], start[s + 1], s));
+    plan.stage_time_s.assign(stages, 0);
+    plan.stage_memory_bytes.assign(stages, 0);
+    for (int k = 0; k < parts; ++k) {
+      plan.stage_time_s[k % stages] += pt[start[k + 1]] - pt[start[k]];
+      plan.stage_memory_bytes[k % stages] += memory(start[k], start[k + 1], k);
     }
     return plan;
   }

@@ -57,7 +57,8 @@ void SearchContext::progress(const std::string& line) const {
 }
 
 const CostTables& SearchContext::tables() {
-  if (!tables_) configure();
+  if (!tables_ && !pruned_) configure();
+  AUTODDL_CHECK(tables_) << "the search context was pruned: it has no tables";
   return *tables_;
 }
 
@@ -72,7 +73,7 @@ const std::vector<Seed>& SearchContext::seeds() {
 }
 
 const nlohmann::json& SearchContext::config() {
-  tables();
+  if (!tables_ && !pruned_) configure();
   return config_;
 }
 
@@ -101,6 +102,7 @@ struct Cfg {
   int m;
   Recompute rc;
   bool shard_optimizer;
+  int v = 1;  // chunks per stage (interleaved 1F1B when > 1)
 };
 
 struct Attempt {
@@ -149,20 +151,31 @@ void SearchContext::configure() {
   const int pd = opt_.pipeline_dim;
   const int stages = pd < 0 ? 1 : mesh_[pd];
   // Micro-batch counts to try: every divisor of the batch that is a power of two; with a
-  // pipeline, from one per stage up to 8 per stage (more shrink the bubble only slightly).
+  // pipeline, from one per stage up to 32 per stage (the bubble and the in-flight activations
+  // shrink with more; Megatron-LM's best GPT-3 points use 16 per stage).
   std::vector<int> ms;
-  for (int64_t m = stages; m <= g_->batch && (stages == 1 || m <= 8 * stages); m *= 2) {
+  for (int64_t m = stages; m <= g_->batch && (stages == 1 || m <= 32 * stages); m *= 2) {
     if (g_->batch % m == 0) ms.push_back(static_cast<int>(m));
   }
   if (ms.empty()) {
     throw InputError("--pipeline-dim", "", "the batch " + std::to_string(g_->batch) + " has no micro-batch count >= " +
                                                std::to_string(stages) + " stages");
   }
+  // Chunks per stage: 1F1B, and with enough layers the interleaved schedule at the most chunks
+  // (one layer each on average: the smallest bubble), its sends overlapped as Megatron-LM does.
+  std::vector<int> vs{1};
+  if (stages > 1) {
+    int layers = 0;
+    layer_of_ops(*g_, layers);
+    if (layers / stages > 1) vs.push_back(layers / stages);
+  }
   constexpr Recompute kModes[] = {Recompute::none, Recompute::selective, Recompute::full};
   auto options = [&](const Cfg& cfg, double sync_weight) {
     TableOptions o;
     o.mesh_shape = mesh_;
     o.pipeline_dim = pd;
+    o.virtual_stages = cfg.v;
+    o.overlap_p2p = cfg.v > 1;
     o.micro_batches = cfg.m;
     o.recompute = cfg.rc;
     o.zero_storage = opt_.zero_storage;
@@ -177,13 +190,18 @@ void SearchContext::configure() {
     a.cfg = cfg;
     a.info = {{"micro_batches", cfg.m}, {"recompute", std::string(recompute_name(cfg.rc))},
               {"shard_optimizer", cfg.shard_optimizer}, {"sync_weight", sync_weight}};
+    if (cfg.v > 1) a.info["virtual_stages"] = cfg.v;
     TableOptions o = options(cfg, sync_weight);
     std::vector<int> reference;
     if (stages > 1) {
-      CostTables ref(*g_, *c_, o);
+      TableOptions single = o;  // every op in stage 0, 1F1B: per-layer costs for the partition
+      single.virtual_stages = 1;
+      single.overlap_p2p = false;
+      CostTables ref(*g_, *c_, single);
       reference = quick_descent(ref, make_seeds(ref, 0, opt_.seed));
-      const StagePlan plan = partition_stages(ref, reference, stages);
+      const StagePlan plan = partition_stages(ref, reference, stages, cfg.v);
       o.op_stage = plan.op_stage;
+      if (cfg.v > 1) o.op_chunk = plan.op_chunk;
       a.info["stage_time_s"] = plan.stage_time_s;
       a.info["stage_memory_bytes"] = plan.stage_memory_bytes;
     }
@@ -225,40 +243,58 @@ void SearchContext::configure() {
   nlohmann::json log = nlohmann::json::array();
   int chosen = -1;
   const int big = std::numeric_limits<int>::max();
-  int fitted_at[3] = {big, big, big};  // per mode: the smallest micro-batch count that fitted
+  int fitted_at[2][3] = {{big, big, big}, {big, big, big}};  // per schedule and mode: the smallest count that fitted
   int next_m[3] = {0, 0, 0};           // per mode: skip counts below this (memory bound)
+  // With a pipeline, a configuration whose bound (the mesh's stage compute times its bubble
+  // factor 1 + (S - 1)/(v·m)) cannot beat the iteration to beat (cd-mesh's best so far) is
+  // skipped before any table is built.
+  int pruned_by_bound = 0;
   for (int m : ms) {
-    for (int r = 0; r < 3; ++r) {
-      bool dominated = m < next_m[r];
-      for (int q = 0; q <= r && !dominated; ++q) dominated = stages == 1 ? fitted_at[q] <= m : fitted_at[q] == m;
-      if (dominated) continue;
-      const Cfg cfg{m, kModes[r], opt_.shard_optimizer};
-      progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
-               std::string(recompute_name(cfg.rc)));
-      tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
-      log.push_back(tried.back().info);
-      const CostReport& rep = tried.back().report;
-      if (rep.feasible) {
-        fitted_at[r] = std::min(fitted_at[r], m);
-        if (chosen < 0 || rep.iteration_s < tried[chosen].report.iteration_s) chosen = static_cast<int>(tried.size()) - 1;
+    for (int v : vs) {
+      if (stages > 1 && opt_.stage_compute_bound_s > 0 &&
+          opt_.stage_compute_bound_s * (1 + (stages - 1.0) / (v * static_cast<double>(m))) >= opt_.beat_iteration_s) {
+        ++pruned_by_bound;
         continue;
       }
-      const double fixed = rep.peak_memory_bytes - rep.activation_memory_bytes;
-      const double room = rep.memory_capacity_bytes - fixed;
-      if (stages == 1) {
-        if (room <= 0) next_m[r] = big;  // the parameters alone do not fit: no count helps
-        else next_m[r] = std::max(2 * m, static_cast<int>(std::min<double>(big / 2, m * rep.activation_memory_bytes / room)));
-        // Round the bound down to a count that exists, so it never skips the first fit.
-        if (next_m[r] != big) {
-          int b = 2 * m;
-          for (int x : ms) {
-            if (x >= 2 * m && x <= next_m[r]) b = x;
+      if (v > 1 && m % stages) continue;  // interleaving needs whole rounds of micro-batches
+      int* fitted = fitted_at[v > 1];
+      for (int r = 0; r < 3; ++r) {
+        bool dominated = m < next_m[r];
+        for (int q = 0; q <= r && !dominated; ++q) dominated = stages == 1 ? fitted[q] <= m : fitted[q] == m;
+        if (dominated) continue;
+        const Cfg cfg{m, kModes[r], opt_.shard_optimizer, v};
+        progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
+                 std::string(recompute_name(cfg.rc)) + (v > 1 ? ", " + std::to_string(v) + " chunks per stage" : ""));
+        tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
+        log.push_back(tried.back().info);
+        const CostReport& rep = tried.back().report;
+        if (rep.feasible) {
+          fitted[r] = std::min(fitted[r], m);
+          if (chosen < 0 || rep.iteration_s < tried[chosen].report.iteration_s) chosen = static_cast<int>(tried.size()) - 1;
+          continue;
+        }
+        const double fixed = rep.peak_memory_bytes - rep.activation_memory_bytes;
+        const double room = rep.memory_capacity_bytes - fixed;
+        if (stages == 1) {
+          if (room <= 0) next_m[r] = big;  // the parameters alone do not fit: no count helps
+          else next_m[r] = std::max(2 * m, static_cast<int>(std::min<double>(big / 2, m * rep.activation_memory_bytes / room)));
+          // Round the bound down to a count that exists, so it never skips the first fit.
+          if (next_m[r] != big) {
+            int b = 2 * m;
+            for (int x : ms) {
+              if (x >= 2 * m && x <= next_m[r]) b = x;
+            }
+            next_m[r] = b;
           }
-          next_m[r] = b;
         }
       }
     }
-    if (stages == 1 && fitted_at[0] <= m) break;  // every later count is dominated
+    if (stages == 1 && fitted_at[0][0] <= m) break;  // every later count is dominated
+  }
+  if (tried.empty()) {  // every configuration pruned by the bound: nothing here can win
+    config_ = {{"pruned_by_bound", pruned_by_bound}, {"mesh", mesh_}, {"pipeline_dim", pd}};
+    pruned_ = true;
+    return;
   }
   if (chosen < 0) {  // nothing fits: the least memory, reported infeasible
     chosen = 0;
@@ -307,6 +343,7 @@ void SearchContext::configure() {
   config_["ops"] = tables_->ops();
   config_["op_classes"] = tables_->classes();
   config_["terms"] = tables_->terms();
+  if (pruned_by_bound) config_["pruned_by_bound"] = pruned_by_bound;
   config_["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -102,7 +102,7 @@ TEST_CASE("with a pipeline dim the search partitions layers into stages and the 
   CHECK(r.scheme.micro_batches >= 2);
   REQUIRE(r.scheme.op_chunk.size() == g.ops.size());
   CHECK(r.scheme.op_chunk.front() == 0);
-  CHECK(r.scheme.op_chunk.back() == 1);
+  CHECK(r.scheme.op_chunk.back() % 2 == 1);  // the last chunk on the last stage (1F1B or interleaved)
   for (size_t i = 1; i < g.ops.size(); ++i) CHECK(r.scheme.op_chunk[i] >= r.scheme.op_chunk[i - 1]);
   CHECK(r.report.bubble_s > 0);
 }

@@ -10,26 +10,15 @@
 #include <chrono>
 #include <cstdio>
 
+#include "../expert_start.hpp"
 #include "../megatron_grid.hpp"
 #include "../parallel.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
-#include "autoddl/search/assignment.hpp"
 #include "autoddl/search/searcher.hpp"
 
 namespace autoddl::search::methods {
 
 using namespace costmodel;
-
-namespace {
-
-TableOptions tables_for(const Scheme& e, const SearchOptions& so, int n_ops) {
-  TableOptions o = table_options_of(e, n_ops);
-  o.zero_storage = so.zero_storage;
-  o.sync_weight = so.sync_weight < 0 ? 1.0 : so.sync_weight;
-  return o;
-}
-
-}  // namespace
 
 std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -57,61 +46,15 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
   best.note = "= expert " + from;
   // Each start (tables, mapping, descent, evaluate()) is independent: run in parallel with
   // --jobs, then judged in grid order, as one thread would.
-  struct Start {
-    nlohmann::json row;
-    Scheme mapped, found;
-    CostReport mapped_report, found_report;
-    bool descended = false;
-  };
   size_t n = 0;
   while (n < grid.best.size() && grid.best[n].report.feasible) ++n;
-  std::vector<Start> runs(n);
+  std::vector<ExpertStart> runs(n);
   std::vector<char> started(n, 0);
   parallel_for(static_cast<int>(n), ctx.options().jobs, [&](int k) {
     if (elapsed() >= limit) return;
     started[k] = 1;
-    Start& run = runs[k];
-    const GridPoint& p = grid.best[k];
-    const Scheme& e = p.scheme;
-    const std::string name = e.name.substr(9);
-    run.row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
-    ctx.progress("cd-expert: tables for " + name);
-    const CostTables t(g, c, tables_for(e, ctx.options(), static_cast<int>(g.ops.size())));
-    std::vector<int> choice;
-    if (!from_signatures(t, e.op_sigs, &e.param_storage, choice, false)) {
-      run.row["skipped"] = "its signatures are not in the tables";
-      return;
-    }
-    auto as_scheme = [&](const std::vector<int>& ch) {
-      Scheme s = to_scheme(t, ch, "cd-expert");
-      s.scatter_gather_sends = e.scatter_gather_sends;
-      s.schedule = e.schedule;
-      s.bucket_bytes = e.bucket_bytes;
-      s.overlap_tp_comm = e.overlap_tp_comm;
-      s.overlap_p2p_comm = e.overlap_p2p_comm;
-      return s;
-    };
-    run.mapped = as_scheme(choice);
-    run.mapped_report = evaluate(g, c, run.mapped);
-    Assignment a(t, choice);
-    const Coordinates co = make_coordinates(t, ctx.options().tie_layers);
-    CdOptions cd;
-    cd.neighbourhood = true;
-    cd.time_limit_s = std::max(0.0, limit - elapsed());
-    cd.progress = [&](double obj, int sweeps) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "cd-expert: from %s, sweep %d, objective %.4f s", name.c_str(), sweeps, obj);
-      ctx.progress(buf);
-    };
-    const CdStats st = coordinate_descent(a, co, cd);
-    run.found = as_scheme(a.choice());
-    run.found_report = evaluate(g, c, run.found);
-    run.descended = true;
-    run.row["start_objective_s"] = st.start_objective_s;
-    run.row["objective_s"] = st.objective_s;
-    run.row["moves"] = st.moves;
-    run.row["joint_moves"] = st.joint_moves;
-    run.row["time_limit_hit"] = st.time_limit_hit;
+    runs[k] = descend_from_expert(g, c, grid.best[k], ctx.options(), "cd-expert", limit - elapsed(),
+                                  [&](const std::string& line) { ctx.progress(line); });
   });
   nlohmann::json starts = nlohmann::json::array();
   auto judge = [&](Scheme& s, const CostReport& r, const std::string& label) {
@@ -122,7 +65,7 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
     }
   };
   for (size_t k = 0; k < n && started[k]; ++k) {
-    Start& run = runs[k];
+    ExpertStart& run = runs[k];
     if (run.descended) {
       const std::string name = run.row["expert"].get<std::string>();
       run.row["mapped_iteration_s"] = run.mapped_report.iteration_s;

@@ -1,39 +1,80 @@
-// `cd-mesh`: coordinate descent on every mesh shape of the same devices (1 to 3 dims, each dim
-// a factor >= 2, aligned with nodes), keeping the fastest by evaluate(); per mesh, plain descent
-// from every seed, then neighbourhood moves from the 3 best end points. The nd-SBP space depends
-// on the mesh: Megatron-LM's [dp, tp] = [8, 4] layout of 4 DGX nodes is not expressible on
-// [4, 8], but is on [8, 4] or [4, 2, 4]. The given mesh is tried first, so the result is never
-// slower than cd's from the same seeds. Its objective is over other tables than the shared
-// ones, so the ILP bound does not apply to it.
-// Every other mesh gets cheap lower bounds first (mesh_bound.hpp): a mesh whose parameters
-// alone cannot fit is pruned, the rest are searched in order of their iteration-time bound, and
-// once a mesh's bound is no lower than the fastest feasible iteration found, it and every later
-// one are pruned (none of their schemes can be faster).
+// `cd-mesh`: coordinate descent on every mesh of the same devices (mesh_candidates.hpp): the SBP
+// meshes of 1 to 3 dims and the pipeline meshes [pp, sub...], keeping the fastest by evaluate().
+// The nd-SBP space depends on the mesh: Megatron-LM's [dp, tp] = [8, 4] layout of 4 DGX nodes is
+// not expressible on [4, 8], but is on [8, 4] or [4, 2, 4].
+// Per mesh: the configuration search of SearchContext (micro-batches × recompute, and on a
+// pipeline mesh also the chunks per stage and the stage partition by the min-max DP of
+// pipeline.hpp), plain descent from every seed, then neighbourhood moves from the 3 best end
+// points; the result is also judged with tensor-parallel communication overlapped (tp_overlap,
+// a whole-scheme setting the tables do not see). On a mesh where the Megatron-LM grid has a
+// point, cd-expert's descent from the best one (expert_start.hpp) is a candidate too, so the
+// result on that mesh is never slower than the grid there.
+// Order and pruning (mesh_bound.hpp): a mesh whose parameters alone cannot fit is pruned; the
+// rest go by the best grid point on them (an iteration some scheme there reaches), then by lower
+// bound; a mesh whose bound is no lower than the fastest feasible iteration found is pruned, and
+// inside a pipeline mesh so is every configuration whose bound (with its bubble) is. A mesh given
+// with --mesh goes first, so the result is never slower than cd's from the same seeds. Its
+// objective is over other tables than the shared ones, so the ILP bound does not apply to it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include "../descend.hpp"
-#include "autoddl/costmodel/error.hpp"
-#include "autoddl/costmodel/mesh.hpp"
+#include "../expert_start.hpp"
+#include "../megatron_grid.hpp"
+#include "../parallel.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/search/mesh_bound.hpp"
+#include "autoddl/search/mesh_candidates.hpp"
 
 namespace autoddl::search::methods {
 
 namespace {
 
-void factorizations(int rest, std::vector<int>& cur, std::vector<std::vector<int>>& out) {
-  if (rest == 1) {
-    if (!cur.empty()) out.push_back(cur);
-    return;
+struct Candidate {
+  MeshCandidate m;
+  MeshBound bound;
+  const GridPoint* expert = nullptr;  // the grid's best feasible point on this mesh
+  bool given = false;
+};
+
+bool better(const costmodel::CostReport& r, const costmodel::CostReport& b) {
+  return (r.feasible && !b.feasible) || (r.feasible == b.feasible && r.iteration_s < b.iteration_s);
+}
+
+std::string seconds(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", v);
+  return buf;
+}
+
+// The candidates, the given mesh (if any) first, then by the grid's best point on each, then by
+// bound.
+std::vector<Candidate> ordered_candidates(SearchContext& ctx, int devices) {
+  const bool given = !ctx.options().mesh_shape.empty();
+  const MegatronGrid* grid = devices == ctx.cluster().total_gpus() ? &ctx.expert_grid() : nullptr;
+  std::vector<Candidate> order;
+  for (const MeshCandidate& m : mesh_candidates(ctx.graph(), ctx.cluster(), devices)) {
+    Candidate k{m, {}, nullptr, given && m.pipeline_dim < 0 && m.mesh == ctx.mesh_shape()};
+    if (grid) {
+      auto it = grid->best_by_mesh.find({m.mesh, m.pipeline_dim});
+      if (it != grid->best_by_mesh.end() && it->second.report.feasible) k.expert = &it->second;
+    }
+    order.push_back(std::move(k));
   }
-  if (static_cast<int>(cur.size()) == costmodel::kMaxMeshDims) return;
-  for (int f = 2; f <= rest; ++f) {
-    if (rest % f) continue;
-    cur.push_back(f);
-    factorizations(rest / f, cur, out);
-    cur.pop_back();
-  }
+  ctx.progress("cd-mesh: lower bounds of " + std::to_string(order.size()) + " meshes");
+  parallel_for(static_cast<int>(order.size()), ctx.options().jobs, [&](int i) {
+    order[i].bound = mesh_lower_bound(ctx.graph(), ctx.cluster(), order[i].m.mesh, order[i].m.pipeline_dim);
+  });
+  const double none = std::numeric_limits<double>::infinity();
+  std::stable_sort(order.begin(), order.end(), [&](const Candidate& a, const Candidate& b) {
+    if (a.given != b.given) return a.given;
+    const double ea = a.expert ? a.expert->report.iteration_s : none, eb = b.expert ? b.expert->report.iteration_s : none;
+    if (ea != eb) return ea < eb;
+    return a.bound.iteration_s < b.bound.iteration_s;
+  });
+  return order;
 }
 
 }  // namespace
@@ -45,94 +86,133 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     skip = "with a pipeline dim the mesh is searched as given";
     return {};
   }
+  const costmodel::Graph& g = ctx.graph();
+  const costmodel::ClusterSpec& c = ctx.cluster();
   int devices = 1;
   for (int x : ctx.mesh_shape()) devices *= x;
-  std::vector<std::vector<int>> meshes{ctx.mesh_shape()}, all;
-  std::vector<int> cur;
-  factorizations(devices, cur, all);
-  for (const auto& m : all) {
-    if (m == ctx.mesh_shape()) continue;
-    try {
-      costmodel::make_mesh(ctx.cluster(), m, "mesh");
-      meshes.push_back(m);
-    } catch (const InputError&) {
-      // not aligned with the nodes
-    }
-  }
-  // Bounds of every mesh but the given one; memory-pruned meshes leave, the rest go by bound.
-  struct Candidate {
-    std::vector<int> mesh;
-    MeshBound bound;
-  };
-  std::vector<Candidate> order;
-  for (size_t i = 0; i < meshes.size(); ++i) {
-    order.push_back({meshes[i], mesh_lower_bound(ctx.graph(), ctx.cluster(), meshes[i], -1)});
-  }
-  std::stable_sort(order.begin() + 1, order.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.bound.iteration_s < b.bound.iteration_s; });
-  auto seconds = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f s", v);
-    return std::string(buf);
-  };
-  auto mesh_name = [](const std::vector<int>& m) {
-    std::string name;
-    for (int x : m) name += (name.empty() ? "" : "x") + std::to_string(x);
-    return name;
-  };
+  const std::vector<Candidate> order = ordered_candidates(ctx, devices);
   SearchResult best;
   bool have = false;
-  int pruned_memory = 0, pruned_bound = 0;
+  int pruned_memory = 0, pruned_bound = 0, configs_pruned = 0;
   nlohmann::json tried = nlohmann::json::array(), pruned = nlohmann::json::array();
   auto prune = [&](const Candidate& m, const char* reason, int& count) {
     ++count;
-    pruned.push_back({{"mesh", m.mesh}, {"bound_s", m.bound.iteration_s}, {"memory_bound_bytes", m.bound.memory_bytes},
-                      {"reason", reason}});
+    pruned.push_back({{"mesh", m.m.mesh}, {"pipeline_dim", m.m.pipeline_dim}, {"bound_s", m.bound.iteration_s},
+                      {"memory_bound_bytes", m.bound.memory_bytes}, {"reason", reason}});
   };
+  auto offer = [&](SearchResult&& r, const std::string& name) {
+    if (have && !better(r.report, best.report)) return;
+    best = std::move(r);
+    best.method = "cd-mesh";
+    best.scheme.name = "cd-mesh";
+    best.note = "mesh " + name + ", " + best.note;
+    have = true;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  auto beat = [&] { return have && best.report.feasible ? best.report.iteration_s : inf; };
   for (size_t i = 0; i < order.size(); ++i) {
     const Candidate& m = order[i];
-    if (i > 0 && !m.bound.fits()) {
+    if (!m.given && !m.bound.fits()) {
       prune(m, "memory: parameters alone exceed the GPU", pruned_memory);
       continue;
     }
-    if (i > 0 && have && best.report.feasible && m.bound.iteration_s >= best.report.iteration_s) {
+    if (!m.given && m.bound.iteration_s >= beat()) {
       prune(m, "bound: no scheme can beat the best found", pruned_bound);
       continue;
     }
     const double left = ctx.options().time_limit_s - elapsed();
     if (left <= 0) break;
-    const std::string name = mesh_name(m.mesh);
-    SearchOptions o = ctx.options();
-    o.mesh_shape = m.mesh;
-    o.time_limit_s = left;
-    o.progress = [&, i](const std::string& line) {
+    const std::string name = mesh_label(m.m);
+    auto line = [&, i](const std::string& what) {
       ctx.progress("cd-mesh " + name + " (" + std::to_string(i + 1) + "/" + std::to_string(order.size()) + ", " +
-                   std::to_string(pruned_memory + pruned_bound) + " pruned, bound " +
-                   seconds(m.bound.iteration_s) + "): " + line);
+                   std::to_string(pruned_memory + pruned_bound) + " pruned, bound " + seconds(m.bound.iteration_s) +
+                   "): " + what);
     };
-    SearchContext child(ctx.graph(), ctx.cluster(), o);
-    CdOptions nbh;
-    nbh.neighbourhood = true;
-    SearchResult r = descend_from_seeds(child, "cd-mesh", nbh, /*joint_from_best=*/3);
-    tried.push_back({{"mesh", m.mesh}, {"iteration_s", r.report.iteration_s}, {"feasible", r.report.feasible},
-                     {"bound_s", m.bound.iteration_s}, {"memory_bound_bytes", m.bound.memory_bytes}});
-    const bool better = !have || (r.report.feasible && !best.report.feasible) ||
-                        (r.report.feasible == best.report.feasible && r.report.iteration_s < best.report.iteration_s);
-    if (better) {
-      best = std::move(r);
-      best.note = "mesh " + name + ", " + best.note;
-      have = true;
+    const double mesh_t0 = elapsed();
+    nlohmann::json row = {{"mesh", m.m.mesh}, {"pipeline_dim", m.m.pipeline_dim}, {"bound_s", m.bound.iteration_s},
+                          {"memory_bound_bytes", m.bound.memory_bytes}};
+    costmodel::CostReport mesh_best;
+    bool mesh_have = false;
+    auto take = [&](SearchResult&& r) {
+      if (!mesh_have || better(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
+      offer(std::move(r), name);
+    };
+    if (m.expert) {  // cd-expert's descent from the grid's best point on this mesh
+      ExpertStart es = descend_from_expert(g, c, *m.expert, ctx.options(), "cd-mesh", left, line);
+      row["expert"] = es.row;
+      if (es.descended) {
+        const std::string from = es.row["expert"].get<std::string>();
+        SearchResult r;
+        r.scheme = std::move(es.mapped);
+        r.report = es.mapped_report;
+        r.note = "= expert " + from + " (mapped)";
+        take(std::move(r));
+        r = SearchResult{};
+        r.scheme = std::move(es.found);
+        r.report = es.found_report;
+        r.note = "from expert " + from;
+        take(std::move(r));
+      }
     }
+    SearchOptions o = ctx.options();
+    o.mesh_shape = m.m.mesh;
+    o.pipeline_dim = m.m.pipeline_dim;
+    o.time_limit_s = std::max(0.0, ctx.options().time_limit_s - elapsed());
+    o.stage_compute_bound_s = m.bound.stage_compute_s;
+    o.beat_iteration_s = beat();
+    o.progress = line;
+    SearchContext child(g, c, o);
+    if (child.pruned()) {
+      row["configurations_pruned"] = child.config().value("pruned_by_bound", 0);
+      configs_pruned += row["configurations_pruned"].get<int>();
+    } else {
+      CdOptions nbh;
+      nbh.neighbourhood = true;
+      SearchResult r = descend_from_seeds(child, "cd-mesh", nbh, /*joint_from_best=*/3);
+      const nlohmann::json& cfg = child.config();
+      row["micro_batches"] = cfg["micro_batches"];
+      row["recompute"] = cfg["recompute"];
+      row["configure_s"] = cfg["seconds"];
+      row["configurations"] = cfg["tried"].size();
+      if (cfg.contains("virtual_stages")) row["virtual_stages"] = cfg["virtual_stages"];
+      if (cfg.contains("pruned_by_bound")) {
+        row["configurations_pruned"] = cfg["pruned_by_bound"];
+        configs_pruned += cfg["pruned_by_bound"].get<int>();
+      }
+      // tp_overlap: tensor-parallel collectives chunked under their GEMMs, priced by evaluate() only.
+      costmodel::Scheme overlapped = r.scheme;
+      overlapped.overlap_tp_comm = true;
+      const costmodel::CostReport ro = costmodel::evaluate(g, c, overlapped);
+      if (better(ro, r.report)) {
+        r.scheme = std::move(overlapped);
+        r.report = ro;
+        r.note += ", tp_overlap";
+      }
+      take(std::move(r));
+    }
+    row["iteration_s"] = mesh_have ? mesh_best.iteration_s : inf;
+    row["feasible"] = mesh_have && mesh_best.feasible;
+    if (!mesh_have) row["iteration_s"] = nullptr;
+    row["seconds"] = elapsed() - mesh_t0;
+    tried.push_back(std::move(row));
   }
   ctx.progress("cd-mesh: " + std::to_string(tried.size()) + " of " + std::to_string(order.size()) + " meshes searched, " +
-               std::to_string(pruned_memory) + " pruned by memory, " + std::to_string(pruned_bound) + " by bound");
+               std::to_string(pruned_memory) + " pruned by memory, " + std::to_string(pruned_bound) + " by bound, " +
+               std::to_string(configs_pruned) + " pipeline configurations by bound");
+  if (!have) {
+    skip = "no mesh was searched: " + std::to_string(pruned_memory) + " pruned by memory, " +
+           std::to_string(pruned_bound) + " by bound, the rest past the time limit";
+    return {};
+  }
   best.objective_s.reset();  // priced on that mesh's tables, not the shared ones
+  best.best_objective_s.reset();
   best.search_s = elapsed();
   best.details["meshes"] = tried;
   best.details["pruned"] = pruned;
   best.details["meshes_total"] = order.size();
   best.details["pruned_by_memory"] = pruned_memory;
   best.details["pruned_by_bound"] = pruned_bound;
+  best.details["configurations_pruned_by_bound"] = configs_pruned;
   return {best};
 }
 

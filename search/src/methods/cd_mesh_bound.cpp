@@ -6,6 +6,7 @@
 
 #include "autoddl/search/cost_tables.hpp"
 #include "autoddl/search/mesh_bound.hpp"
+#include "autoddl/search/pipeline.hpp"
 
 namespace autoddl::search {
 
@@ -36,7 +37,7 @@ MeshBound mesh_lower_bound(const costmodel::Graph& g, const costmodel::ClusterSp
   const int stages = pipeline_dim >= 0 ? mesh[pipeline_dim] : 1;
   MeshBound b;
   b.capacity_bytes = t.capacity_bytes(0);
-  double compute = 0, memory = 0;
+  double compute = 0, memory = 0, largest_s = 0;
   for (int op = 0; op < t.ops(); ++op) {
     const OpClass& k = t.cls(op);
     double least_s = std::numeric_limits<double>::infinity(), least_bytes = least_s;
@@ -46,10 +47,19 @@ MeshBound mesh_lower_bound(const costmodel::Graph& g, const costmodel::ClusterSp
     }
     if (k.n_choices > 0) {
       compute += least_s;
+      largest_s = std::max(largest_s, least_s);
       memory += std::max(0.0, least_bytes);
     }
   }
-  b.iteration_s = compute / stages;
+  b.stage_compute_s = compute / stages;
+  b.iteration_s = b.stage_compute_s;
+  if (stages > 1) {
+    b.stage_compute_s = std::max(b.stage_compute_s, largest_s);
+    int layers = 0;
+    layer_of_ops(g, layers);
+    const double most_chunks = std::max(1, layers / stages);
+    b.iteration_s = b.stage_compute_s * (1 + (stages - 1.0) / (most_chunks * static_cast<double>(g.batch)));
+  }
   b.memory_bytes = memory / stages;
   return b;
 }

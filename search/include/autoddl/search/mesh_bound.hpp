@@ -9,6 +9,12 @@
 // the real table): then m micro-batches cost at least one (m · t(f/m) ≥ t(f) when efficiency
 // does not fall with size), recompute only adds, and communication, bubbles and the optimizer
 // step are not counted at all.
+// With a pipeline of S stages the slowest stage also holds at least the op with the most
+// compute (an op is never split over stages), and evaluate() adds the bubble (S − 1)/v times the
+// slowest stage's per-micro-batch time: the bound is max(total / S, largest op) times
+// 1 + (S − 1)/(v·m) at the most chunks v (layers / S) and micro-batches m (the batch) any
+// searched scheme uses; configurations with fewer are bounded by stage_compute_s times their own
+// factor (search_context.cpp).
 // Memory: parameters, gradients and optimizer state at their least over the op's choices
 // (ZeRO-3 storage, sharded optimizer), activations not counted; on S stages the fullest holds
 // at least the total / S. A mesh whose memory bound exceeds the GPU cannot hold any scheme.
@@ -22,6 +28,7 @@ namespace autoddl::search {
 
 struct MeshBound {
   double iteration_s = 0;        // ≤ evaluate()'s iteration time of any scheme on the mesh
+  double stage_compute_s = 0;    // ≤ the slowest stage's compute per iteration (no bubble)
   double memory_bytes = 0;       // ≤ the peak memory per device of any scheme on the mesh
   double capacity_bytes = 0;     // the GPU's
   bool fits() const { return memory_bytes <= capacity_bytes; }

@@ -2,7 +2,12 @@
 // "Pipeline"): layers are runs of ops sharing an Op::block label, split into contiguous stages
 // by dynamic programming that minimizes the slowest stage's time under each stage's memory
 // (parameters + activations × its in-flight micro-batches under 1F1B), with per-op costs taken
-// from a reference assignment of single-stage tables over the same SBP mesh.
+// from a reference assignment of single-stage tables over the same SBP mesh. The last layer
+// holds the final norm, LM head and loss, the first the embedding, so the DP sees that their
+// stages are heavier and gives them fewer layers.
+// Interleaved (v chunks per stage, chunk k on stage k % S): the layers are split into S·v
+// contiguous chunks by the same DP, minimizing the slowest chunk, each chunk's memory under
+// capacity / v (so every stage's v chunks fit together).
 #pragma once
 #include <vector>
 
@@ -16,12 +21,14 @@ std::vector<int> layer_of_ops(const costmodel::Graph& g, int& layers);
 
 struct StagePlan {
   std::vector<int> op_stage;
+  std::vector<int> op_chunk;  // per op its chunk (= op_stage when not interleaved)
   std::vector<double> stage_time_s, stage_memory_bytes;
   bool fits = true;  // every stage's estimate is under capacity
 };
 
 // `reference` holds every op in stage 0 of a mesh with `stages` pipeline stages. Throws
 // InputError("--mesh", ...) when there are fewer layers than stages.
-StagePlan partition_stages(const CostTables& reference, const std::vector<int>& choice, int stages);
+StagePlan partition_stages(const CostTables& reference, const std::vector<int>& choice, int stages,
+                           int chunks_per_stage = 1);
 
 }  // namespace autoddl::search

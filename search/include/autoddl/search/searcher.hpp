@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,11 @@ struct SearchOptions {
   // Threads for the independent work: the gradient-sync probes, the descents from each seed and
   // cd-expert's starts. Results are combined in a fixed order, so they do not depend on it.
   int jobs = 1;
+  // cd-mesh's pruning inside a pipeline mesh: a configuration (m micro-batches, v chunks) whose
+  // bound stage_compute_bound_s · (1 + (S − 1)/(v·m)) is no lower than beat_iteration_s is
+  // skipped; when every one is, the context is pruned() and has no tables.
+  double stage_compute_bound_s = 0;
+  double beat_iteration_s = std::numeric_limits<double>::infinity();
   // One-line status for long searches ("cd-nbh: seed megatron 3/9, 12.3 ms").
   std::function<void(const std::string&)> progress;
 };
@@ -84,6 +90,11 @@ class SearchContext {
   const std::vector<Seed>& seeds();
   // How the tables' configuration was chosen (for the report).
   const nlohmann::json& config();
+  // Every configuration was pruned by options().beat_iteration_s: no tables, config() says so.
+  bool pruned() {
+    config();
+    return pruned_;
+  }
 
   // Methods offer every assignment they finish with; the best one warm-starts the ILP.
   void offer(const std::vector<int>& choice, double objective_s);
@@ -112,6 +123,7 @@ class SearchContext {
   std::vector<int> incumbent_;
   double incumbent_s_ = 0;
   std::unique_ptr<MegatronGrid> grid_;
+  bool pruned_ = false;
 };
 
 struct Searcher {

@@ -1,0 +1,64 @@
+// One descent from an expert layout (see expert_start.hpp).
+#include "expert_start.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/search/assignment.hpp"
+
+namespace autoddl::search {
+
+using namespace costmodel;
+
+ExpertStart descend_from_expert(const Graph& g, const ClusterSpec& c, const GridPoint& p, const SearchOptions& so,
+                                const std::string& label, double time_limit_s,
+                                const std::function<void(const std::string&)>& progress) {
+  ExpertStart run;
+  const Scheme& e = p.scheme;
+  const std::string name = e.name.substr(9);  // after "megatron:"
+  run.row = {{"expert", name}, {"expert_iteration_s", p.report.iteration_s}};
+  progress(label + ": tables for " + name);
+  TableOptions o = table_options_of(e, static_cast<int>(g.ops.size()));
+  o.zero_storage = so.zero_storage;
+  o.sync_weight = so.sync_weight < 0 ? 1.0 : so.sync_weight;
+  const CostTables t(g, c, o);
+  std::vector<int> choice;
+  if (!from_signatures(t, e.op_sigs, &e.param_storage, choice, false)) {
+    run.row["skipped"] = "its signatures are not in the tables";
+    return run;
+  }
+  auto as_scheme = [&](const std::vector<int>& ch) {
+    Scheme s = to_scheme(t, ch, label);
+    s.scatter_gather_sends = e.scatter_gather_sends;
+    s.schedule = e.schedule;
+    s.bucket_bytes = e.bucket_bytes;
+    s.overlap_tp_comm = e.overlap_tp_comm;
+    s.overlap_p2p_comm = e.overlap_p2p_comm;
+    return s;
+  };
+  run.mapped = as_scheme(choice);
+  run.mapped_report = evaluate(g, c, run.mapped);
+  Assignment a(t, choice);
+  const Coordinates co = make_coordinates(t, so.tie_layers);
+  CdOptions cd;
+  cd.neighbourhood = true;
+  cd.time_limit_s = std::max(0.0, time_limit_s);
+  cd.progress = [&](double obj, int sweeps) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s: from %s, sweep %d, objective %.4f s", label.c_str(), name.c_str(), sweeps, obj);
+    progress(buf);
+  };
+  const CdStats st = coordinate_descent(a, co, cd);
+  run.found = as_scheme(a.choice());
+  run.found_report = evaluate(g, c, run.found);
+  run.descended = true;
+  run.row["start_objective_s"] = st.start_objective_s;
+  run.row["objective_s"] = st.objective_s;
+  run.row["moves"] = st.moves;
+  run.row["joint_moves"] = st.joint_moves;
+  run.row["time_limit_hit"] = st.time_limit_hit;
+  return run;
+}
+
+}  // namespace autoddl::search
