@@ -6,7 +6,8 @@
 // pipeline mesh also the chunks per stage and the stage partition by the min-max DP of
 // pipeline.hpp), plain descent from every seed, then neighbourhood moves from the 3 best end
 // points; the result is also judged with tensor-parallel communication overlapped (tp_overlap,
-// a whole-scheme setting the tables do not see). On a mesh where the Megatron-LM grid has a
+// a whole-scheme setting the tables do not see), and on a pipeline mesh the stages are
+// partitioned again from the scheme found (rebalance.hpp). On a mesh where the Megatron-LM grid has a
 // point, cd-expert's descent from the best one (expert_start.hpp) is a candidate too, so the
 // result on that mesh is never slower than the grid there.
 // Order and pruning (mesh_bound.hpp): a mesh whose parameters alone cannot fit is pruned; the
@@ -24,6 +25,7 @@
 #include "../expert_start.hpp"
 #include "../megatron_grid.hpp"
 #include "../parallel.hpp"
+#include "../rebalance.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/search/mesh_bound.hpp"
 #include "autoddl/search/mesh_candidates.hpp"
@@ -172,12 +174,17 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
       const nlohmann::json& cfg = child.config();
       row["micro_batches"] = cfg["micro_batches"];
       row["recompute"] = cfg["recompute"];
-      row["configure_s"] = cfg["seconds"];
       row["configurations"] = cfg["tried"].size();
       if (cfg.contains("virtual_stages")) row["virtual_stages"] = cfg["virtual_stages"];
       if (cfg.contains("pruned_by_bound")) {
         row["configurations_pruned"] = cfg["pruned_by_bound"];
         configs_pruned += cfg["pruned_by_bound"].get<int>();
+      }
+      // The partition again from the scheme found (rebalance.hpp).
+      if (rebalance_stages(g, c, child.tables().options(), r.scheme, r.report,
+                           ctx.options().time_limit_s - elapsed())) {
+        r.note += ", stages rebalanced";
+        row["rebalanced"] = true;
       }
       // tp_overlap: tensor-parallel collectives chunked under their GEMMs, priced by evaluate() only.
       costmodel::Scheme overlapped = r.scheme;
