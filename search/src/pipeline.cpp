@@ -26,6 +26,14 @@ std::vector<int> layer_of_ops(const costmodel::Graph& g, int& layers) {
   return layer;
 }
 
+TableOptions single_stage(TableOptions o) {
+  o.op_stage.clear();
+  o.op_chunk.clear();
+  o.virtual_stages = 1;
+  o.overlap_p2p = false;
+  return o;
+}
+
 StagePlan partition_stages(const CostTables& ref, const std::vector<int>& choice, int stages, int v) {
   const auto& g = ref.graph();
   int L = 0;

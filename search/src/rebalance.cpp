@@ -15,12 +15,7 @@ bool rebalance_stages(const Graph& g, const ClusterSpec& c, const TableOptions& 
                       CostReport& report, double time_limit_s) {
   if (staged.pipeline_dim < 0 || time_limit_s <= 0) return false;
   const int stages = staged.mesh_shape[staged.pipeline_dim];
-  TableOptions single = staged;  // every op in stage 0, 1F1B: per-layer costs of the scheme's choices
-  single.op_stage.clear();
-  single.op_chunk.clear();
-  single.virtual_stages = 1;
-  single.overlap_p2p = false;
-  const CostTables ref(g, c, single);
+  const CostTables ref(g, c, single_stage(staged));  // per-layer costs of the scheme's choices
   std::vector<int> choice;
   if (!from_signatures(ref, scheme.op_sigs, &scheme.param_storage, choice, false)) return false;
   const StagePlan plan = partition_stages(ref, choice, stages, staged.virtual_stages);

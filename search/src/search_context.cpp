@@ -194,10 +194,7 @@ void SearchContext::configure() {
     TableOptions o = options(cfg, sync_weight);
     std::vector<int> reference;
     if (stages > 1) {
-      TableOptions single = o;  // every op in stage 0, 1F1B: per-layer costs for the partition
-      single.virtual_stages = 1;
-      single.overlap_p2p = false;
-      CostTables ref(*g_, *c_, single);
+      CostTables ref(*g_, *c_, single_stage(o));
       reference = quick_descent(ref, make_seeds(ref, 0, opt_.seed));
       const StagePlan plan = partition_stages(ref, reference, stages, cfg.v);
       o.op_stage = plan.op_stage;

@@ -19,6 +19,10 @@ namespace autoddl::search {
 // the last one, ops between blocks the preceding one.
 std::vector<int> layer_of_ops(const costmodel::Graph& g, int& layers);
 
+// The reference tables' options for a staged configuration: every op in stage 0, 1F1B, sends
+// not overlapped (per-layer costs for partition_stages).
+TableOptions single_stage(TableOptions staged);
+
 struct StagePlan {
   std::vector<int> op_stage;
   std::vector<int> op_chunk;  // per op its chunk (= op_stage when not interleaved)
