@@ -30,7 +30,7 @@ const std::vector<Searcher>& searchers() {
       {"cd", "coordinate descent from dp, ZeRO, Megatron-like and random seeds (AutoDDL)", false, methods::run_cd},
       {"cd-nbh", "coordinate descent plus joint moves of up to 4 adjacent ops (OneFlow-style)", false,
        methods::run_cd_nbh},
-      {"cd-mesh", "cd-nbh on every mesh shape of the same GPUs (1-3 dims, node-aligned); the fastest", false,
+      {"cd-mesh", "cd-nbh on every mesh of the same GPUs (SBP meshes of 1-3 dims and pipeline meshes [pp, sub] with their stage partition, micro-batches, chunks, recompute), pruned by lower bounds; the fastest", false,
        methods::run_cd_mesh},
       {"cd-expert", "cd-nbh from the best Megatron-LM grid points on their own mesh, stages and configuration", false,
        methods::run_cd_expert},

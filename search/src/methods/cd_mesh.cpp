@@ -203,9 +203,11 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     row["seconds"] = elapsed() - mesh_t0;
     tried.push_back(std::move(row));
   }
+  const size_t not_reached = order.size() - tried.size() - pruned.size();  // past the time limit
   ctx.progress("cd-mesh: " + std::to_string(tried.size()) + " of " + std::to_string(order.size()) + " meshes searched, " +
                std::to_string(pruned_memory) + " pruned by memory, " + std::to_string(pruned_bound) + " by bound, " +
-               std::to_string(configs_pruned) + " pipeline configurations by bound");
+               std::to_string(not_reached) + " not reached in the time limit; " + std::to_string(configs_pruned) +
+               " pipeline configurations pruned by bound");
   if (!have) {
     skip = "no mesh was searched: " + std::to_string(pruned_memory) + " pruned by memory, " +
            std::to_string(pruned_bound) + " by bound, the rest past the time limit";
@@ -220,6 +222,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   best.details["pruned_by_memory"] = pruned_memory;
   best.details["pruned_by_bound"] = pruned_bound;
   best.details["configurations_pruned_by_bound"] = configs_pruned;
+  best.details["not_reached"] = not_reached;
   return {best};
 }
 
