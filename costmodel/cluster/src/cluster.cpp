@@ -161,7 +161,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
            {"name", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "memory_bytes",
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
             "conv_efficiency"},
-           {"peak_flops_fp8", "matmul_efficiency_fp8", "attention_efficiency_fwd", "attention_efficiency_bwd"});
+           {"peak_flops_fp8", "matmul_efficiency_fp8", "attention_efficiency_fwd", "attention_efficiency_bwd",
+            "sm_count"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -180,6 +181,11 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
     r.positive(g.peak_flops_fp8, "gpu.peak_flops_fp8");
     r.at_least(g.peak_flops_fp8, 1e3, "gpu.peak_flops_fp8");
     r.at_most(g.peak_flops_fp8, 1e21, "gpu.peak_flops_fp8");
+  }
+  if (j.contains("sm_count")) {
+    g.sm_count = r.integer(j, p, "sm_count");
+    r.at_least(g.sm_count, 1, "gpu.sm_count");
+    r.at_most(g.sm_count, 100000, "gpu.sm_count");
   }
   g.hbm_efficiency = r.number(j, p, "hbm_efficiency");
   r.fraction(g.hbm_efficiency, "gpu.hbm_efficiency");
@@ -362,6 +368,7 @@ json cluster_to_json(const ClusterSpec& c) {
         {"oversubscription", cited(c, "inter.oversubscription", c.inter.oversubscription)}}},
   };
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
+  if (g.sm_count > 0) j["gpu"]["sm_count"] = cited(c, "gpu.sm_count", g.sm_count);
   if (!g.matmul_efficiency_fp8.empty()) {
     j["gpu"]["matmul_efficiency_fp8"] = table_json(c, "gpu.matmul_efficiency_fp8", g.matmul_efficiency_fp8);
   }

@@ -319,7 +319,7 @@ CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kin
   AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
   const NcclEstimate e = nccl_time(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes);
   AUTODDL_CHECK(e.time_s >= 0) << "NCCL's model has no algorithm for " << collective_info(kind).name;
-  return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
+  return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
 }
 
 double algbw_GBps(double bytes, double time_s) { return time_s > 0 ? bytes / time_s / 1e9 : 0; }

@@ -104,10 +104,12 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       if (!op_kind_info(graph.ops[op_id].kind).gemm) continue;
       const double hidden = std::min(comm_s, left[op_id]);
       left[op_id] -= hidden;
-      double extra = 0;
+      // A backward collective hidden under the consumer's GEMM is userbuffers' bulk
+      // reduce-scatter beside the weight-gradient GEMM: it slows it by its SMs' share.
+      double extra = !fwd && op_id == consumer ? hidden * compute[op_id].tp_bwd_sm_share : 0;
       if (!chunked[op_id]) {
         chunked[op_id] = 1;
-        extra = fwd ? compute[op_id].tp_chunk_fwd_extra_s : compute[op_id].tp_chunk_bwd_extra_s;
+        extra += fwd ? compute[op_id].tp_chunk_fwd_extra_s : compute[op_id].tp_chunk_bwd_extra_s;
       }
       return comm_s - hidden + extra;
     }

@@ -1,6 +1,7 @@
 // The frame of evaluate()'s phases (see eval_frame.hpp): the scheme's sizes checked, the
 // pipeline dim split off the mesh, micro-batch shapes and bytes, stages per op.
 #include "autoddl/costmodel/eval_frame.hpp"
+#include "autoddl/costmodel/sm_contention.hpp"
 
 #include <algorithm>
 
@@ -66,6 +67,11 @@ EvalFrame make_eval_frame(const Graph& graph, const ClusterSpec& cluster, const 
   f.stages = scheme.stages();
   f.virtual_stages = std::max(1, scheme.virtual_stages);
   f.overlap_p2p_comm = scheme.overlap_p2p_comm;
+  f.sm_count = cluster.gpu.sm_count;
+  if (scheme.pipeline_dim >= 0 && scheme.pipeline_dim < static_cast<int>(f.mesh.dims.size())) {
+    const MeshDim& pd = f.mesh.dims[scheme.pipeline_dim];
+    if (pd.size > 1 && pd.ranks_per_node == 1) f.p2p_sms = nccl_p2p_net_channels(cluster);
+  }
   f.micro_batches = m;
   if (!scheme.op_chunk.empty() && static_cast<int>(scheme.op_chunk.size()) != n_ops) {
     scheme_error("op_chunk", "needs one chunk per op");

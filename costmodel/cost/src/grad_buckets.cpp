@@ -1,6 +1,7 @@
 // Phase "gradient buckets" of evaluate() (see grad_buckets.hpp): gradient readiness in the last
 // micro-batch's backward, DDP-style buckets overlapping it, and ZeRO-1's shard gathers.
 #include "autoddl/costmodel/grad_buckets.hpp"
+#include "autoddl/costmodel/sm_contention.hpp"
 
 #include <algorithm>
 #include <map>
@@ -40,7 +41,7 @@ GradSyncStates grad_sync_states(const BoxingTable& table, int grad, int storage,
 
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
                     const DeviceMesh& mesh, CommTally& tally, double& total_s,
-                    std::vector<PlannedBucket>* planned) {
+                    std::vector<PlannedBucket>* planned, int sm_count, double* contention_s) {
   struct Step {
     int dim;
     CollectiveKind kind;
@@ -60,7 +61,7 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
     }
     return true;
   };
-  double comm_free = 0;
+  double comm_free = 0, stolen = 0;
   size_t i = 0;
   while (i < grads.size()) {
     if (paths[i].empty()) {  // already in its storage SBP: nothing to sync
@@ -80,8 +81,11 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
     }
     double t = 0;
     PlannedBucket pb;
+    const double start = std::max(grads[j - 1].ready_s, comm_free);
     for (const Step& st : bucket) {
       const CollectiveEstimate e = mesh.collective(st.dim, st.kind, st.bytes);
+      // NCCL's CTAs take e.channels SMs from the backward while this step overlaps it.
+      stolen += sm_contention_s(std::min(start + t + e.time_s, backward_end_s) - (start + t), e.channels, sm_count);
       t += e.time_s;
       tally.add(st.kind, e.time_s, st.wire_bytes, 1);
       pb.steps.push_back({st.dim, st.kind, st.bytes, st.wire_bytes, e.time_s, e.algo});
@@ -92,12 +96,13 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
       pb.overlap_end_s = backward_end_s;
       planned->push_back(std::move(pb));
     }
-    double start = std::max(grads[j - 1].ready_s, comm_free);
     comm_free = start + t;
     total_s += t;
     i = j;
   }
-  return std::max(0.0, comm_free - backward_end_s);
+  // The backward ends `stolen` later; what the sync runs past that end is exposed.
+  if (contention_s) *contention_s = stolen;
+  return std::max(0.0, comm_free - backward_end_s - stolen);
 }
 
 GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const EvalFrame& f,
@@ -131,6 +136,7 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
   out.param_gather_s.assign(S, 0);
   out.stage_tally.resize(S);
   out.op_sync_s.assign(n_ops, 0);
+  double tail = 0;  // the most any stage's backward runs longer, slowed or exposed, for its sync
   for (int s = 0; s < S; ++s) {
     // A parameter read by several ops of the stage (tied embeddings): its gradient is summed
     // locally and synced once, when the earliest reader's backward (the last one) is done.
@@ -149,10 +155,11 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
       }
     }
     std::stable_sort(uniq.begin(), uniq.end(), [](const GradSync& a, const GradSync& b) { return a.ready_s < b.ready_s; });
-    double sync_total = 0;
+    double sync_total = 0, stolen = 0;
     const double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], f.split.sbp_mesh, out.stage_tally[s],
-                                        sync_total, plan ? &plan->buckets[s] : nullptr);
+                                        sync_total, plan ? &plan->buckets[s] : nullptr, f.sm_count, &stolen);
     out.exposed_s = std::max(out.exposed_s, exposed);
+    tail = std::max(tail, exposed + stolen);
     out.total_s = std::max(out.total_s, sync_total);
     for (const GradSync& g : uniq) out.op_sync_s[g.op] += g.table->time_s(g.from, g.to);
     // The all-gather of updated shards follows the optimizer step, exposed (Megatron overlaps it
@@ -166,6 +173,7 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
     out.param_gather_s[s] = sync_buckets(upd, scheme.bucket_bytes, 0, f.split.sbp_mesh, out.stage_tally[s],
                                          gather_total, plan ? &plan->param_gathers[s] : nullptr);
   }
+  out.contention_s = tail - out.exposed_s;
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/op_registry.hpp"
+#include "autoddl/costmodel/sm_contention.hpp"
 
 namespace autoddl::costmodel {
 
@@ -52,7 +53,7 @@ namespace {
 // the weight (input 1); row-parallel (output partial on such a dim) also splits its backward
 // data GEMM.
 void tp_chunk_extra(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
-                    const std::vector<int>& sbp_shape, int micro_batches, OpCompute& c) {
+                    const std::vector<int>& sbp_shape, int micro_batches, TeGemm role, OpCompute& c) {
   if (!op_kind_info(op.kind).gemm || sig.n_in < 2 || op.inputs.size() < 2) return;
   if (graph.tensors[op.inputs[1]].role != TensorRole::parameter) return;
   int chunks = 1;
@@ -65,6 +66,15 @@ void tp_chunk_extra(const GpuSpec& gpu, const Graph& graph, const Op& op, const 
   const double share = micro_batch_work_share(graph, op, micro_batches) / sig.compute_split;
   c.tp_chunk_fwd_extra_s = gemm_chunking_extra_s(gpu, graph, op, share, chunks);
   if (row_parallel) c.tp_chunk_bwd_extra_s = c.tp_chunk_fwd_extra_s;
+  // SMs the userbuffers kernels take (sm_contention.hpp): the pipelined forward reduce-scatter's
+  // GEMM chunks run on the SMs it leaves (set_sm_margin); the bulk backward reduce-scatter shares
+  // the SMs with the weight-gradient GEMM while it runs.
+  const UbOverlap rs = ub_fprop_reduce_scatter(role);
+  if (rs.sm_margin && gpu.sm_count > rs.sms) {
+    c.tp_chunk_fwd_extra_s += (c.fwd_s + c.tp_chunk_fwd_extra_s) * rs.sms / (gpu.sm_count - rs.sms);
+  }
+  const UbOverlap wgrad = ub_wgrad_reduce_scatter(role);
+  if (gpu.sm_count > 0) c.tp_bwd_sm_share = sm_contention_s(1.0, wgrad.sms, gpu.sm_count);
 }
 
 }  // namespace
@@ -74,10 +84,13 @@ std::vector<OpCompute> compute_phase(const GpuSpec& gpu, const Graph& graph, con
   const int n_ops = static_cast<int>(graph.ops.size());
   std::vector<OpCompute> out(n_ops);
   const std::vector<int> sbp_shape = scheme.overlap_tp_comm ? scheme.sbp_shape() : std::vector<int>{};
+  const std::vector<TeGemm> roles = scheme.overlap_tp_comm ? te_gemm_roles(graph, scheme) : std::vector<TeGemm>{};
   for (int i = 0; i < n_ops; ++i) {
     const OpSignature& sig = scheme.op_sigs[i];
     out[i] = op_compute(gpu, graph, graph.ops[i], sig, scheme.micro_batches, scheme.recompute);
-    if (scheme.overlap_tp_comm) tp_chunk_extra(gpu, graph, graph.ops[i], sig, sbp_shape, scheme.micro_batches, out[i]);
+    if (scheme.overlap_tp_comm) {
+      tp_chunk_extra(gpu, graph, graph.ops[i], sig, sbp_shape, scheme.micro_batches, roles[i], out[i]);
+    }
     if (!plan) continue;
     PlannedOp& p = plan->ops[i];
     p.stage = op_stage[i];

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/sm_contention.hpp"
 
 namespace autoddl::costmodel {
 
@@ -24,10 +25,13 @@ StageTimes stage_times(const EvalFrame& f, const std::vector<OpCompute>& compute
   }
   // pp_overlap (Scheme::overlap_p2p_comm): pipeline sends run on their own stream under the
   // stage's compute; only what exceeds a micro-batch's compute stays on the critical path.
+  // The hidden part still runs NCCL's CTAs beside the compute (sm_contention.hpp).
   if (f.overlap_p2p_comm) {
     for (int s = 0; s < S; ++s) {
       const double exposed = std::max(0.0, st.send_recv_s[s] - st.compute_s[s]);
-      st.fwd_s[s] += exposed - st.send_recv_s[s];
+      const double slowed = sm_contention_s(st.send_recv_s[s] - exposed, f.p2p_sms, f.sm_count);
+      st.fwd_s[s] += exposed - st.send_recv_s[s] + slowed;
+      st.compute_s[s] += slowed;
       st.comm_s[s] += exposed - st.send_recv_s[s];
       st.send_recv_s[s] = exposed;
     }
@@ -66,9 +70,10 @@ int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule 
       plan->optimizer_params[s] = optimizer_params[s];
     }
   }
+  if (plan) plan->grad_sync_contention_s = sync.contention_s;
   r.bubble_s = pipeline_bubble_s(S, f.virtual_stages, schedule, T);
-  r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + opt_step;
-  r.compute_s = m * st.compute_s[slow] + opt_step - sync.param_gather_s[slow];
+  r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + sync.contention_s + opt_step;
+  r.compute_s = m * st.compute_s[slow] + opt_step - sync.param_gather_s[slow] + sync.contention_s;
   r.comm_exposed_s = m * st.comm_s[slow] + r.grad_sync_exposed_s + sync.param_gather_s[slow];
   r.send_recv_s = m * st.send_recv_s[slow];
   r.fwd_boxing_s = 0;

@@ -28,13 +28,13 @@ CollectiveEstimate DeviceMesh::collective(int d, CollectiveKind kind, double byt
     if (how == CalibrationMatch::measured) return {t, CollectiveAlgo::calibrated, {}};
     if (m.nccl_fitted) {
       const NcclEstimate e = nccl_time(*m.nccl_fitted, kind, bytes);
-      if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
+      if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
     }
     if (t >= 0) return {t, CollectiveAlgo::calibrated, {}};
   }
   if (m.nccl && m.size > 1) {
     const NcclEstimate e = nccl_time(*m.nccl, kind, bytes);
-    if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto)};
+    if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
   }
   return tier_collective_time(kind, m.size, bytes, m.tier);
 }

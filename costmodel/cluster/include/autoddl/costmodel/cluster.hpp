@@ -40,6 +40,10 @@ struct GpuSpec {
   double hbm_bytes_per_s = 0;
   double hbm_efficiency = 1;        // fraction of hbm_bytes_per_s memory-bound kernels reach
   double launch_overhead_s = 0;     // per kernel launch
+  // Streaming multiprocessors (optional in JSON; 0 = unknown). Communication kernels that run
+  // beside compute (NCCL's one CTA per channel, userbuffers' SMs) take SMs from it
+  // (costmodel/cost/sm_contention.hpp); unknown prices no such slowdown.
+  int sm_count = 0;
   std::vector<EfficiencyPoint> matmul_efficiency;
   std::vector<EfficiencyPoint> matmul_efficiency_fp8;  // FP8 GEMMs (optional; empty = matmul_efficiency)
   std::vector<EfficiencyPoint> conv_efficiency;

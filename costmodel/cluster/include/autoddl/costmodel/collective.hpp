@@ -62,6 +62,7 @@ struct CollectiveEstimate {
   double time_s = 0;
   CollectiveAlgo algo = CollectiveAlgo::ring;
   std::string_view protocol;  // NCCL's protocol ("LL", "LL128", "Simple"); empty for α-β
+  int channels = 0;           // NCCL's channels launched, one CTA (one SM) each; 0 for α-β/measured
 };
 
 // The one (collective kind, algorithm) table of the analytical model: one row per algorithm,

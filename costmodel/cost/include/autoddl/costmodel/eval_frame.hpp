@@ -36,6 +36,10 @@ struct EvalFrame {
   std::vector<int> sbp_shape;      // split.sbp_mesh.shape()
   int stages = 1, virtual_stages = 1, micro_batches = 1;
   bool overlap_p2p_comm = false;  // Scheme::overlap_p2p_comm (the timeline hides pipeline sends)
+  int sm_count = 0;                // GpuSpec::sm_count (0: no SM contention is priced)
+  // SMs (NCCL channels) a pipeline send/recv takes while it overlaps compute: NCCL's channels per
+  // network peer when every stage boundary crosses nodes; 0 otherwise (not priced).
+  int p2p_sms = 0;
   std::vector<int> op_stage;       // per op: op_chunk % stages (0 without chunks)
   std::vector<Shape> shape_mb;     // per tensor
   std::vector<double> bytes_mb;    // per tensor

@@ -51,12 +51,19 @@ struct GradSync {
 
 // Syncs `grads` (in ready order) in buckets over `mesh`, adding the collectives to `tally`, their
 // time to `total_s` and each bucket to `planned` (when not null); returns the time the last
-// bucket ends past `backward_end_s` (0 when it ends before).
+// bucket ends past the backward's end (0 when it ends before). With the GPU's `sm_count`, the
+// backward is slowed while NCCL's kernels overlap it (one SM per channel, sm_contention.hpp):
+// that slowdown goes to `contention_s` (when not null) and moves the backward's end from
+// `backward_end_s` by as much.
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
-                    const DeviceMesh& mesh, CommTally& tally, double& total_s, std::vector<PlannedBucket>* planned);
+                    const DeviceMesh& mesh, CommTally& tally, double& total_s, std::vector<PlannedBucket>* planned,
+                    int sm_count = 0, double* contention_s = nullptr);
 
 struct GradSyncPhase {
   double exposed_s = 0;                 // the most any stage's sync runs past its backward
+  // What the slowest stage's backward loses to the SMs its overlapped sync takes, beyond
+  // exposed_s: the iteration waits exposed_s + contention_s for the gradient sync.
+  double contention_s = 0;
   double total_s = 0;                   // the most sync time of any stage
   std::vector<double> param_gather_s;   // per stage: the all-gather of updated shards (ZeRO-1)
   std::vector<CommTally> stage_tally;   // per stage: its collectives, once per iteration

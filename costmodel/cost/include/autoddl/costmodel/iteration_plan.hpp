@@ -78,6 +78,9 @@ struct IterationPlan {
   // Per stage: ZeRO-1's all-gathers of the updated parameter shards, after the optimizer step.
   std::vector<std::vector<PlannedBucket>> param_gathers;
   std::vector<double> optimizer_s;                 // per stage: the optimizer step
+  // What the SMs of the gradient sync's NCCL kernels cost the backward they overlap
+  // (GradSyncPhase::contention_s, sm_contention.hpp); the simulator does not run it.
+  double grad_sync_contention_s = 0;
   std::vector<double> optimizer_params;            // per stage: local parameters it updates
   DType train_dtype = DType::fp32;                 // the parameters' dtype (the optimizer's)
 };

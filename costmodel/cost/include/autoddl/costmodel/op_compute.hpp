@@ -42,8 +42,14 @@ struct OpCompute {
   // GEMM of a row-parallel layer (its output gradient is all-gathered); the column-parallel
   // backward overlaps in bulk, unsplit. plan_boxing charges it once per pass where a
   // collective hides under the GEMM. 0 without tp_overlap or tensor parallelism.
+  // The forward extra also holds what the SMs userbuffers' pipelined reduce-scatter takes cost
+  // the GEMM: with set_sm_margin it runs on N−k of the GPU's N SMs (sm_contention.hpp).
   double tp_chunk_fwd_extra_s = 0;
   double tp_chunk_bwd_extra_s = 0;
+  // Under tp_overlap, the share of the GPU's SMs userbuffers' bulk reduce-scatter takes while it
+  // hides under this column-parallel GEMM's backward (its weight-gradient GEMM): plan_boxing
+  // charges the hidden time times this share (sm_contention.hpp). 0 elsewhere.
+  double tp_bwd_sm_share = 0;
 };
 OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
                      int micro_batches, Recompute recompute);
