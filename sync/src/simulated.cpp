@@ -129,10 +129,7 @@ SimSyncResult simulate_strategy(const Graph& g, const std::vector<Variable>& var
   sim::SimOptions so;
   so.fidelity = options.flow_fidelity ? sim::Fidelity::flow : sim::Fidelity::step;
   so.dtype = vars.empty() ? DType::fp32 : vars.front().dtype;
-  // SimGrid re-solves the whole max-min sharing problem at every event instead of its default
-  // lazy, selective update (only the constraints the event touched, simulated.hpp): all of a
-  // strategy's flows share NICs and ports, so the touched part is the whole system anyway and
-  // the selection is pure bookkeeping (1.5x the CPU time on the dataset's pairs).
+  // The full max-min re-solve at every event, not the lazy selective update (simulated.hpp).
   so.simgrid_args.push_back("--cfg=network/optim:Full");
   SimSyncResult result;
   for (int run = 0; run < runs; ++run) {
