@@ -54,7 +54,7 @@ double sender_bytes(const Piece& p, int senders) {
 double all_reduce_s(const ClusterSpec& c, ArAlgorithm algo, const CommGroup& grp, double bytes,
                     int group, std::string& used) {
   if (algo == ArAlgorithm::automatic) {
-    CollectiveEstimate e = collective_time(c, CollectiveKind::all_reduce, grp, bytes);
+    CollectiveEstimate e = nccl_collective_time(c, CollectiveKind::all_reduce, grp, bytes);
     used = collective_algo_name(e.algo);
     return e.time_s;
   }
@@ -114,7 +114,7 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece& a, const Piece& b) { return a.ready_s < b.ready_s; });
 
-  double end_s = 0, duplex_end = 0;
+  double end_s = 0, duplex_end = 0, lane_end_all = 0;
   if (W > 1) {
     const double bw = c.node_nic_bw_bytes_per_s(), alpha = c.inter.latency_s;
     const CommGroup all = contiguous_group(c, W);
@@ -122,6 +122,8 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
     std::map<int, ServerTerms> servers;
     std::vector<double> node_push_bytes(static_cast<size_t>(N), 0.0);
     std::map<int, std::pair<double, double>> duplex;  // server: (push end, pull end)
+    std::map<int, double> lane_end;                   // server: end of its last round
+    const double one_nic_bw = c.inter.nic_bw_bytes_per_s * c.inter.efficiency;
     double first_ready = -1;
     for (const Piece& p : pieces) {
       if (p.sync->arch != Arch::ps) continue;
@@ -136,7 +138,7 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       st.bytes_out += remote * b;
       const double transmission = 2 * remote * b / bw, overhead = 2 * remote * alpha;
       const double local_s =
-          local && G > 1 ? collective_time(c, CollectiveKind::all_reduce, CommGroup{G, G}, b).time_s : 0;
+          local && G > 1 ? nccl_collective_time(c, CollectiveKind::all_reduce, CommGroup{G, G}, b).time_s : 0;
       st.transmission_s += transmission;
       st.overhead_s += overhead;
       st.local_s += local_s;
@@ -146,6 +148,11 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       push_end = std::max(push_end, p.ready_s) + local_s + (transmission + overhead) / 2;
       pull_end = std::max(pull_end, push_end) + (transmission + overhead) / 2;
       ev.ps_duplex_end_s = std::max(ev.ps_duplex_end_s, pull_end);
+      // One round each way; the senders' messages travel at once (one lane per sender).
+      const double round_s = alpha + std::max(remote * b / bw, b / one_nic_bw);
+      double& lane = lane_end[p.sync->server];
+      lane = std::max(lane, p.ready_s) + local_s + 2 * round_s;
+      ev.ps_lane_end_s = std::max(ev.ps_lane_end_s, lane);
       if (first_ready < 0 || p.ready_s < first_ready) first_ready = p.ready_s;
       for (int n = 0; n < N; ++n) {
         if (n != p.sync->server) node_push_bytes[static_cast<size_t>(n)] += (local ? 1 : G) * b;
@@ -193,8 +200,8 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
         overhead += all_reduce_s(c, algos[id], all, 0, id, ignored);
       }
       if (gt.sparse_gather_bytes > 0) {
-        time += collective_time(c, CollectiveKind::all_gather, all, gt.sparse_gather_bytes).time_s;
-        overhead += collective_time(c, CollectiveKind::all_gather, all, 0).time_s;
+        time += nccl_collective_time(c, CollectiveKind::all_gather, all, gt.sparse_gather_bytes).time_s;
+        overhead += nccl_collective_time(c, CollectiveKind::all_gather, all, 0).time_s;
         if (gt.dense_bytes <= 0) used = "all_gather";
       }
       gt.algorithm = used;
@@ -219,11 +226,13 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
     ev.groups = std::move(order);
     ev.nic_max_s += ev.nic_ps_max_s;
     duplex_end = std::max({ev.ps_duplex_end_s, stream_free, std::max(0.0, first_ready) + ev.nic_max_s});
+    lane_end_all = std::max(ev.ps_lane_end_s, stream_free);
   }
   ev.sync_end_s = end_s;
   ev.iteration_s = ev.forward_s + std::max(ev.backward_s, end_s);
   ev.exposed_sync_s = ev.iteration_s - ev.forward_s - ev.backward_s;
   ev.duplex_iteration_s = ev.forward_s + std::max(ev.backward_s, duplex_end);
+  ev.lane_iteration_s = ev.forward_s + std::max(ev.backward_s, lane_end_all);
   return ev;
 }
 

@@ -23,7 +23,8 @@ nlohmann::json evaluation_to_json(const Evaluation& e) {
           {"sync_end_s", e.sync_end_s},   {"exposed_sync_s", e.exposed_sync_s},
           {"iteration_s", e.iteration_s}, {"ps_duplex_end_s", e.ps_duplex_end_s},
           {"nic_ps_max_s", e.nic_ps_max_s}, {"nic_max_s", e.nic_max_s},
-          {"duplex_iteration_s", e.duplex_iteration_s}, {"servers", servers},
+          {"duplex_iteration_s", e.duplex_iteration_s}, {"ps_lane_end_s", e.ps_lane_end_s},
+          {"lane_iteration_s", e.lane_iteration_s}, {"servers", servers},
           {"groups", groups}};
 }
 

@@ -13,7 +13,7 @@ namespace {
 const std::vector<std::string> kRelative = {"analytical_iteration_s", "duplex_iteration_s", "exposed_sync_s",
                                             "sync_end_s",             "ps_max_s",           "ps_duplex_end_s",
                                             "ar_sum_s",               "nic_ps_max_s",       "nic_max_s",
-                                            "worker_nic_s"};
+                                            "worker_nic_s",           "ps_lane_end_s",      "lane_iteration_s"};
 
 }  // namespace
 
@@ -26,7 +26,7 @@ const std::vector<std::string>& feature_names() {
         "ps_max_s",              "ps_sum_s",              "ar_max_s",          "ar_sum_s",
         "worker_nic_s",          "analytical_iteration_s", "exposed_sync_s",  "sync_end_s",
         "ps_duplex_end_s",       "nic_ps_max_s",          "nic_max_s",         "duplex_iteration_s",
-        "compute_s",
+        "compute_s",             "ps_lane_end_s",         "lane_iteration_s",
         "var_count",             "var_bytes_mean",        "var_bytes_max",     "sparse_fraction",
         "shards",                "ps_shard_fraction",     "ps_bytes_fraction", "servers",
         "groups",                "local_replication_fraction", "fp16_fraction",
@@ -85,7 +85,7 @@ std::vector<double> strategy_features(const std::vector<Variable>& vars, const S
                            e.ps_max_s, e.ps_sum_s, e.ar_max_s, e.ar_sum_s,
                            e.worker_nic_s, e.iteration_s, e.exposed_sync_s, e.sync_end_s,
                            e.ps_duplex_end_s, e.nic_ps_max_s, e.nic_max_s, e.duplex_iteration_s,
-                           compute_s,
+                           compute_s, e.ps_lane_end_s, e.lane_iteration_s,
                            static_cast<double>(vars.size()), bytes_sum / n, bytes_max, sparse / n,
                            shards, ps / sh, bytes_sum > 0 ? ps_bytes / bytes_sum : 0,
                            static_cast<double>(e.servers.size()), static_cast<double>(e.groups.size()),

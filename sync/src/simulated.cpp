@@ -129,6 +129,8 @@ SimSyncResult simulate_strategy(const Graph& g, const std::vector<Variable>& var
   sim::SimOptions so;
   so.fidelity = options.flow_fidelity ? sim::Fidelity::flow : sim::Fidelity::step;
   so.dtype = vars.empty() ? DType::fp32 : vars.front().dtype;
+  // The full max-min re-solve at every event, not the lazy selective update (simulated.hpp).
+  so.simgrid_args.push_back("--cfg=network/optim:Full");
   SimSyncResult result;
   for (int run = 0; run < runs; ++run) {
     sim::Program p(W, 2 + W * N);

@@ -60,6 +60,32 @@ TEST_CASE("one PS server and many workers: the server's NIC carries every push a
   CHECK(run(g, c5, built("ps", g, c5)).ps_max_s == Approx(77.12e-6 + 320e-6));
 }
 
+TEST_CASE("parallel senders pay α once per round: a server's shards go push round, pull round",
+          "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  std::vector<Variable> vars = extract_variables(g);
+  SyncTimeline at_once;  // every gradient ready at the start of backward
+  at_once.ready_s.assign(vars.size(), 0.0);
+  {
+    // 5 nodes x 1 GPU, one server: 4 remote senders share its NIC; per shard of b bytes a round
+    // each way of α + 4·b/B, the 4 shards one after another: 8α + 8·9640/1e9 = 157.12 us
+    // (the one-message-at-a-time model above pays 32α).
+    ClusterSpec c = test::test_cluster(5, 1);
+    Evaluation e = evaluate_analytical(vars, built("ps", g, c), c, at_once);
+    CHECK(e.ps_lane_end_s == Approx(8 * kAlpha + 8 * kDenseBytes / kB));
+    CHECK(e.lane_iteration_s == Approx(e.ps_lane_end_s));  // no compute in this timeline
+    CHECK(e.ps_lane_end_s < e.servers[0].end_s);
+  }
+  {
+    // 3 nodes with 4 NICs each: 2 senders share 4 NICs, but one flow gets at most one NIC, so a
+    // round takes α + b/1e9, not α + 2·b/4e9.
+    ClusterSpec c = test::test_cluster(3, 1);
+    c.inter.nics_per_node = 4;
+    Evaluation e = evaluate_analytical(vars, built("ps", g, c), c, at_once);
+    CHECK(e.ps_lane_end_s == Approx(8 * kAlpha + 2 * kDenseBytes / kB));
+  }
+}
+
 TEST_CASE("load balancing splits the incast over servers: max falls, sum stays",
           "[sync][analytical]") {
   Graph g = test::tiny_model(false);

@@ -33,6 +33,16 @@
 //     node's NIC: a lower bound on the time the sync keeps the busiest NIC busy;
 //   - duplex_iteration_s: forward + max(backward, ps_duplex_end_s, the all-reduce stream's
 //     end, the first gradient's ready time + nic_max_s).
+// * Parallel-sender terms (features too): the model above pays one α per sender and message,
+//   as if a server took its messages one at a time. A worker has its own connection (lane) to
+//   each server, so a shard's pushes from all senders travel at once and pay α once, and so do
+//   its pulls; a shard's pulls wait for all its pushes and the next shard's pushes wait for
+//   them (one lane carries both). Where α dominates (fast NICs, small shards, many GPUs:
+//   dgx-a100's 4 µs × 24 remote senders) this is what separates strategies:
+//   - ps_lane_end_s: per server, round_k = α + max(remote·b/B, b/B_nic) (the incast shares
+//     the server's NICs, one flow gets at most one NIC, B_nic = nic_bw·efficiency),
+//     end_k = max(end_k−1, ready_k) + local_s + 2·round_k; the latest end;
+//   - lane_iteration_s: forward + max(backward, ps_lane_end_s, the all-reduce stream's end).
 #pragma once
 #include <string>
 #include <vector>
@@ -78,6 +88,8 @@ struct Evaluation {
   double iteration_s = 0;
   // Contention terms (above)
   double ps_duplex_end_s = 0, nic_ps_max_s = 0, nic_max_s = 0, duplex_iteration_s = 0;
+  // Parallel-sender terms (above)
+  double ps_lane_end_s = 0, lane_iteration_s = 0;
 };
 
 // When each gradient becomes ready, from the start of backward, and when the backward ends:
