@@ -103,7 +103,9 @@ std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
 #ifdef AUTODDL_SYNC_HAVE_SIM
   sync::LowShotOptions& o = opt->lowshot;
   search->add_option("--trials", o.trials, "Sampled strategies run on the simulator")->capture_default_str();
-  search->add_option("--seed", o.seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
+  search->add_option("--seed", o.seed, "Seed of the sampler and the simulator's jitter")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   search->add_option("--ranker", o.ranker, "linear or xgboost")->capture_default_str();
   search->add_option("--pretrained", o.pretrained, "A model file from autoddl sync train (ranks round 1)");
   search->add_option("--per-round", o.per_round, "Strategies run per round (the top of the ranking)")
