@@ -114,6 +114,21 @@ CLI::Validator integer_at_least(int min) {
       "");
 }
 
+CLI::Validator finite_at_least(double min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < min) {
+          char bound[32];
+          std::snprintf(bound, sizeof bound, "%g", min);
+          return std::string("must be a finite number >= ") + bound + " (got '" + safe_text(text, 40) + "')";
+        }
+        return "";
+      },
+      "");
+}
+
 void add_model_options(CLI::App& sub, std::string& model, std::string& knobs) {
   sub.add_option("--model", model, "Zoo model (see `autoddl models`) or a graph JSON file")->required();
   sub.add_option("--set", knobs, "Model knobs, e.g. layers=24,hidden=2048,batch=64");

@@ -183,7 +183,8 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
     c->add_option("--pairs", o->pairs, "Only the records of these pairs: model@cluster,... ('*' for any side)");
   for (CLI::App* c : {train, eval, transfer})
     c->add_option("--min-gap", o->min_gap, "Also report accuracy over pairs at least this fraction apart")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(finite_at_least(0));
   return [o, train, eval, transfer]() -> std::optional<int> {
     if (train->parsed()) return run_train(*o);
     if (transfer->parsed()) return run_transfer(*o);

@@ -114,7 +114,9 @@ std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
   search->add_option("--repeats", o.repeats, "Runs per finalist in the final comparison")->capture_default_str();
   search->add_flag("--sampler-only", [&o](int64_t) { o.mutate = false; },
                    "Candidates from AutoSync's sampler only (no neighbours of the fastest runs)");
-  search->add_option("--jobs", o.jobs, "Parallel simulations (results do not depend on it)")->capture_default_str();
+  search->add_option("--jobs", o.jobs, "Parallel simulations (results do not depend on it)")
+      ->capture_default_str()
+      ->check(integer_at_least(1));
 #endif
   return [opt, search]() -> std::optional<int> {
     if (search->parsed()) return run_search(*opt);
