@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -87,8 +88,41 @@ costmodel::SchemedModel load_schemed_model(const std::string& model, const std::
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-          return "must be a non-negative integer (got '" + text + "')";
+          return "must be a non-negative integer (got '" + safe_text(text, 40) + "')";
+        }
+        if (ec != std::errc() || end != text.data() + text.size()) {
+          return "must be at most 18446744073709551615 (got '" + safe_text(text, 40) + "')";
+        }
+        return "";
+      },
+      "");
+}
+
+CLI::Validator integer_at_least(int min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min) {
+          return "must be an integer >= " + std::to_string(min) + " (got '" + safe_text(text, 40) + "')";
+        }
+        return "";
+      },
+      "");
+}
+
+CLI::Validator finite_at_least(double min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < min) {
+          char bound[32];
+          std::snprintf(bound, sizeof bound, "%g", min);
+          return std::string("must be a finite number >= ") + bound + " (got '" + safe_text(text, 40) + "')";
         }
         return "";
       },

@@ -34,8 +34,14 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs);
 costmodel::SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,
                                            const std::string& spec, const costmodel::ClusterSpec& cluster,
                                            const std::string& mesh);
-// CLI11 check for seeds and counts: text of a non-negative integer ("-1" is rejected, not wrapped).
+// CLI11 check for seeds: text of an integer from 0 to 2^64-1 ("-1" is rejected, not wrapped, and
+// 2^64 is rejected, not saturated as CLI11 would).
 CLI::Validator non_negative_integer();
+// CLI11 check for counts: text of an integer >= `min` (CLI11's own range checks print the bounds of
+// a double: "not in range 2.2250738585072014e-308 to 1.79...e+308").
+CLI::Validator integer_at_least(int min);
+// CLI11 check for fractions and tolerances: a finite number >= `min` (not nan, not inf).
+CLI::Validator finite_at_least(double min);
 
 // Adds --model and --set to a subcommand.
 void add_model_options(CLI::App& sub, std::string& model, std::string& knobs);

@@ -251,9 +251,9 @@ RunFn setup_calibrate(CLI::App& sub) {
                  "run every program through this command, one process per GPU on every node, e.g. "
                  "\"srun -N4 --ntasks-per-node=8 --gpus-per-task=1\" or \"mpirun -np 32 -N 8\"");
   sub.add_option("--nodes", a->nodes, "nodes the launcher starts (default: read from --launcher)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   sub.add_option("--gpus-per-node", a->gpus_per_node, "processes (GPUs) per node (default: read from --launcher)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   return [a] { return a->launcher.empty() ? run_calibrate(*a) : run_calibrate_launcher(*a); };
 }
 

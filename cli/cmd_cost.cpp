@@ -194,7 +194,7 @@ RunFn setup_cost(CLI::App& sub) {
   add_scheme_option(sub, opt->scheme);
   sub.add_option("--json", opt->json_file, "Write the CostReport JSON to FILE");
   sub.add_option("--out", opt->scheme_out, "Write the lowered scheme as scheme JSON to FILE");
-  sub.add_option("--top", opt->top, "Show the N most expensive ops")->capture_default_str();
+  sub.add_option("--top", opt->top, "Show the N most expensive ops")->capture_default_str()->check(integer_at_least(0));
   sub.add_option("--sync", opt->sync_file,
                  "Also price the scheme with its data-parallel gradient sync replaced by this sync strategy "
                  "(JSON, as `autoddl sync build` writes)");

@@ -10,6 +10,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "cli_util.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {
@@ -148,7 +149,8 @@ RunFn setup_fit(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--band-tolerance", a->band_tolerance,
                  "add bands only while some size is off by more than this (relative)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_at_least(0));
   sub.add_option("--peak", a->peak,
                  "reference peak FLOP/s for kernel efficiencies, e.g. bf16=989e12,fp32=67e12");
   sub.add_option("--cluster", a->cluster, "the cluster measured (preset or file): reference peaks from its GPU, and NCCL's model "

@@ -39,7 +39,8 @@ struct SearchCliOptions {
   int top = 10;
   int restarts = 2;
   int jobs = 0;  // 0 = every core
-  int sync_trials = -1;  // --sync [N]: low-shot trials; -1 = not asked
+  int sync_trials = 200;  // --sync [N]: low-shot trials
+  bool sync = false;      // --sync given
   uint64_t seed = 1;
   bool explain = false, tie_layers = false, no_zero = false;
 };
@@ -203,8 +204,11 @@ int run_search_cmd(const SearchCliOptions& opt) {
   so.jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
+  if (opt.sync_weight != -1 && !(opt.sync_weight >= 0 && std::isfinite(opt.sync_weight))) {
+    throw InputError("--sync-weight", "", "must be -1 (probe) or a finite number >= 0");
+  }
   so.sync_weight = opt.sync_weight;
-  if (opt.sync_trials != -1 && (opt.sync_trials < 1 || opt.sync_trials > 100000))
+  if (opt.sync && (opt.sync_trials < 1 || opt.sync_trials > 100000))
     throw InputError("--sync", "", "trials must be from 1 to 100000");
   // A progress line on stderr once a search has run for a second (overwritten in place on a tty).
   // On a terminal one line is rewritten in place; otherwise a line every 5 s at most.
@@ -259,7 +263,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
     if (opt.explain) print_explain(*best, g, ref);
   }
   nlohmann::json sync_json;
-  if (best && opt.sync_trials > 0) sync_json = search_best_sync(g, c, *best, opt.sync_trials, opt.seed);
+  if (best && opt.sync) sync_json = search_best_sync(g, c, *best, opt.sync_trials, opt.seed);
   OutputFiles out;
   if (best && !opt.out.empty()) out.add_json(opt.out, scheme_to_json(best->scheme, g));
   if (!opt.json_file.empty()) {
@@ -301,7 +305,7 @@ RunFn setup_search(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--time-limit", opt->time_limit_s, "Seconds per method (CD stops, ILP reports its bound)")
       ->capture_default_str();
-  sub.add_option("--top", opt->top, "Rows of the ranked table")->capture_default_str();
+  sub.add_option("--top", opt->top, "Rows of the ranked table")->capture_default_str()->check(integer_at_least(0));
   sub.add_option("--out", opt->out, "Write the best scheme as scheme JSON to FILE (autoddl cost --scheme FILE)");
   sub.add_option("--json", opt->json_file, "Write every result, the tables' configuration and the best scheme to FILE");
   sub.add_flag("--explain", opt->explain, "Per layer: what the best scheme chose and what it costs");
@@ -319,12 +323,15 @@ RunFn setup_search(CLI::App& sub) {
                  "-1 = probe 1, 0.5, 0.25, 0 and keep the best")
       ->capture_default_str();
   sub.add_flag("--no-zero", opt->no_zero, "Do not offer ZeRO-3 parameter storage to the search");
-  sub.add_option("--sync", opt->sync_trials,
+  CLI::Option* sync = sub.add_option("--sync", opt->sync_trials,
                  "Then run AutoSync's low-shot sync search (N trials) on the best scheme's data-parallel gradient "
                  "sync and report its iteration next to DDP's")
       ->expected(0, 1)
       ->default_str("200");
-  return [opt] { return run_search_cmd(*opt); };
+  return [opt, sync] {
+    opt->sync = sync->count() > 0;
+    return run_search_cmd(*opt);
+  };
 }
 
 }  // namespace autoddl::cli

@@ -159,7 +159,7 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
   train->add_option("--ranker", o->ranker, "linear or xgboost")->capture_default_str();
   train->add_option("--out", o->out, "Write the trained model to FILE")->required();
   train->add_option("--holdout", o->holdout, "Fraction of each pair's strategies held out")->capture_default_str();
-  train->add_option("--seed", o->seed, "Seed of the split (and of XGBoost)")->capture_default_str();
+  train->add_option("--seed", o->seed, "Seed of the split (and of XGBoost)")->capture_default_str()->check(non_negative_integer());
   train->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
   train->add_option("--scores", o->scores_file,
                     "Write every held-out record's score as CSV to FILE (pair, index, builder, runtime_s, score)");
@@ -175,13 +175,16 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
   transfer->add_option("--finetune", o->finetune, "Target trials per test pair used for fine-tuning")
       ->capture_default_str();
   transfer->add_option("--ranker", o->ranker, "linear or xgboost")->capture_default_str();
-  transfer->add_option("--seed", o->seed, "Seed of the target-trial draw (and of XGBoost)")->capture_default_str();
+  transfer->add_option("--seed", o->seed, "Seed of the target-trial draw (and of XGBoost)")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   transfer->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
   for (CLI::App* c : {train, eval})
     c->add_option("--pairs", o->pairs, "Only the records of these pairs: model@cluster,... ('*' for any side)");
   for (CLI::App* c : {train, eval, transfer})
     c->add_option("--min-gap", o->min_gap, "Also report accuracy over pairs at least this fraction apart")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(finite_at_least(0));
   return [o, train, eval, transfer]() -> std::optional<int> {
     if (train->parsed()) return run_train(*o);
     if (transfer->parsed()) return run_transfer(*o);

@@ -103,7 +103,9 @@ std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
 #ifdef AUTODDL_SYNC_HAVE_SIM
   sync::LowShotOptions& o = opt->lowshot;
   search->add_option("--trials", o.trials, "Sampled strategies run on the simulator")->capture_default_str();
-  search->add_option("--seed", o.seed, "Seed of the sampler and the simulator's jitter")->capture_default_str();
+  search->add_option("--seed", o.seed, "Seed of the sampler and the simulator's jitter")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   search->add_option("--ranker", o.ranker, "linear or xgboost")->capture_default_str();
   search->add_option("--pretrained", o.pretrained, "A model file from autoddl sync train (ranks round 1)");
   search->add_option("--per-round", o.per_round, "Strategies run per round (the top of the ranking)")
@@ -112,7 +114,9 @@ std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
   search->add_option("--repeats", o.repeats, "Runs per finalist in the final comparison")->capture_default_str();
   search->add_flag("--sampler-only", [&o](int64_t) { o.mutate = false; },
                    "Candidates from AutoSync's sampler only (no neighbours of the fastest runs)");
-  search->add_option("--jobs", o.jobs, "Parallel simulations (results do not depend on it)")->capture_default_str();
+  search->add_option("--jobs", o.jobs, "Parallel simulations (results do not depend on it)")
+      ->capture_default_str()
+      ->check(integer_at_least(1));
 #endif
   return [opt, search]() -> std::optional<int> {
     if (search->parsed()) return run_search(*opt);

@@ -144,9 +144,11 @@ RunFn setup_validate(CLI::App& sub) {
   sub.add_option("--runner", opt->runner,
                  "validate_runner to use (default: calib/gpu next to autoddl, or $AUTODDL_CALIB_BIN_DIR)");
   sub.add_option("--measured-out", opt->measured_out, "Keep the runner's result JSON in FILE");
-  sub.add_option("--iters", opt->iters, "Timed iterations of the runner")->capture_default_str()->check(CLI::PositiveNumber);
-  sub.add_option("--warmup", opt->warmup, "Warm-up iterations of the runner")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub.add_option("--top", opt->top, "Show the N ops with the most measured time (-1: all)")->capture_default_str();
+  sub.add_option("--iters", opt->iters, "Timed iterations of the runner")->capture_default_str()->check(integer_at_least(1));
+  sub.add_option("--warmup", opt->warmup, "Warm-up iterations of the runner")->capture_default_str()->check(integer_at_least(0));
+  sub.add_option("--top", opt->top, "Show the N ops with the most measured time (-1: all)")
+      ->capture_default_str()
+      ->check(integer_at_least(-1));
   return [opt] { return run_validate(*opt); };
 }
 

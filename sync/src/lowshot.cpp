@@ -21,6 +21,7 @@
 #include "autoddl/sync/neighbours.hpp"
 #include "autoddl/sync/ranker.hpp"
 #include "autoddl/sync/simulated.hpp"
+#include "autoddl/sync/stable_hash.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/training.hpp"
 
@@ -33,13 +34,6 @@ struct Candidate {
   double analytical_s = 0;
   std::vector<double> x;
 };
-
-uint64_t mix(uint64_t seed, uint64_t a, uint64_t b) {
-  std::seed_seq seq{seed, a, b};
-  uint64_t out[2];
-  seq.generate(reinterpret_cast<uint32_t*>(out), reinterpret_cast<uint32_t*>(out) + 4);
-  return out[0] ^ (out[1] << 1);
-}
 
 // Runs f(i) for i in [0, n) on `jobs` threads; the first exception is rethrown.
 void parallel_for(int n, int jobs, const std::function<void(int)>& f) {
@@ -112,7 +106,7 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     std::vector<double> runtime(picked.size());
     const size_t first = res.runs.size();
     parallel_for(static_cast<int>(picked.size()), o.jobs, [&](int i) {
-      runtime[static_cast<size_t>(i)] = simulate(picked[static_cast<size_t>(i)].s, mix(o.seed, 1, first + static_cast<size_t>(i)));
+      runtime[static_cast<size_t>(i)] = simulate(picked[static_cast<size_t>(i)].s, mix_seed(o.seed, 1, first + static_cast<size_t>(i)));
     });
     for (size_t i = 0; i < picked.size(); ++i) {
       LowShotRun r{picked[i].s, source.empty() ? picked[i].s.builder : source, round, picked[i].analytical_s,
@@ -141,7 +135,7 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
   std::unique_ptr<Ranker> model;
   for (int round = 1; done < o.trials; ++round) {
     res.rounds = round;
-    std::mt19937_64 rng(mix(o.seed, 2, static_cast<uint64_t>(round)));
+    std::mt19937_64 rng(mix_seed(o.seed, 2, static_cast<uint64_t>(round)));
     std::vector<Candidate> pool;
     std::set<std::string> in_pool;
     auto offer = [&](Strategy s) {
@@ -236,7 +230,7 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
   parallel_for(static_cast<int>(runs_s.size()), o.jobs, [&](int t) {
     const size_t f = static_cast<size_t>(t / o.repeats);
     runs_s[static_cast<size_t>(t)] = simulate(res.runs[static_cast<size_t>(finalists[f])].strategy,
-                                              mix(o.seed, 3, static_cast<uint64_t>(t % o.repeats)));
+                                              mix_seed(o.seed, 3, static_cast<uint64_t>(t % o.repeats)));
   });
   std::vector<double> total(finalists.size(), 0.0);
   for (size_t t = 0; t < runs_s.size(); ++t) total[t / static_cast<size_t>(o.repeats)] += runs_s[t];
