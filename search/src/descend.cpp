@@ -28,9 +28,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
   costmodel::CostReport best_report;
   std::string best_seed;
   auto judge = [&](const std::vector<int>& choice, const costmodel::CostReport& r, const std::string& label) {
-    const bool better = best.empty() || (r.feasible && !best_report.feasible) ||
-                        (r.feasible == best_report.feasible && r.iteration_s < best_report.iteration_s);
-    if (better) {
+    if (best.empty() || costmodel::ranks_above(r, best_report)) {
       best = choice;
       best_report = r;
       best_seed = label;

@@ -31,8 +31,7 @@ bool rebalance_stages(const Graph& g, const ClusterSpec& c, const TableOptions& 
   Scheme s = to_scheme(t, a.choice(), scheme.name);
   s.overlap_tp_comm = scheme.overlap_tp_comm;
   const CostReport r = evaluate(g, c, s);
-  const bool better = (r.feasible && !report.feasible) || (r.feasible == report.feasible && r.iteration_s < report.iteration_s);
-  if (!better) return false;
+  if (!ranks_above(r, report)) return false;
   scheme = std::move(s);
   report = r;
   return true;

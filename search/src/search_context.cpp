@@ -233,9 +233,6 @@ void SearchContext::configure() {
   // shrink). A configuration that does not fit tells how far its activations must shrink: its
   // recompute mode jumps to the micro-batch count that could fit, or is dropped when even the
   // parameters do not fit.
-  auto better = [](const CostReport& r, const CostReport& b) {
-    return (r.feasible && !b.feasible) || (r.feasible == b.feasible && r.iteration_s < b.iteration_s);
-  };
   std::vector<Attempt> tried;
   nlohmann::json log = nlohmann::json::array();
   int chosen = -1;
@@ -308,7 +305,7 @@ void SearchContext::configure() {
     progress("configuring tables: optimizer state replicated");
     tried.push_back(attempt(cfg, auto_sync ? 1.0 : opt_.sync_weight));
     log.push_back(tried.back().info);
-    if (better(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
+    if (ranks_above(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
   }
   // Gradient sync hides behind the backward in evaluate() (bucketed, overlapped), which an
   // additive objective cannot see: probe smaller weights of it and keep the one whose descent
@@ -323,7 +320,7 @@ void SearchContext::configure() {
     for (Attempt& p : probes) {
       tried.push_back(std::move(p));
       log.push_back(tried.back().info);
-      if (better(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
+      if (ranks_above(tried.back().report, tried[chosen].report)) chosen = static_cast<int>(tried.size()) - 1;
     }
   }
   Attempt& a = tried[chosen];

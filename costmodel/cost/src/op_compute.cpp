@@ -74,7 +74,7 @@ void tp_chunk_extra(const GpuSpec& gpu, const Graph& graph, const Op& op, const 
     c.tp_chunk_fwd_extra_s += (c.fwd_s + c.tp_chunk_fwd_extra_s) * rs.sms / (gpu.sm_count - rs.sms);
   }
   const UbOverlap wgrad = ub_wgrad_reduce_scatter(role);
-  if (gpu.sm_count > 0) c.tp_bwd_sm_share = sm_contention_s(1.0, wgrad.sms, gpu.sm_count);
+  c.tp_bwd_sm_share = sm_contention_s(1.0, wgrad.sms, gpu.sm_count);  // 0 when sm_count is unknown
 }
 
 }  // namespace

@@ -41,10 +41,6 @@ struct Candidate {
   bool given = false;
 };
 
-bool better(const costmodel::CostReport& r, const costmodel::CostReport& b) {
-  return (r.feasible && !b.feasible) || (r.feasible == b.feasible && r.iteration_s < b.iteration_s);
-}
-
 std::string seconds(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f s", v);
@@ -103,7 +99,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
                       {"memory_bound_bytes", m.bound.memory_bytes}, {"reason", reason}});
   };
   auto offer = [&](SearchResult&& r, const std::string& name) {
-    if (have && !better(r.report, best.report)) return;
+    if (have && !costmodel::ranks_above(r.report, best.report)) return;
     best = std::move(r);
     best.method = "cd-mesh";
     best.scheme.name = "cd-mesh";
@@ -136,7 +132,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     costmodel::CostReport mesh_best;
     bool mesh_have = false;
     auto take = [&](SearchResult&& r) {
-      if (!mesh_have || better(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
+      if (!mesh_have || costmodel::ranks_above(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
       offer(std::move(r), name);
     };
     if (m.expert) {  // cd-expert's descent from the grid's best point on this mesh
@@ -190,7 +186,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
       costmodel::Scheme overlapped = r.scheme;
       overlapped.overlap_tp_comm = true;
       const costmodel::CostReport ro = costmodel::evaluate(g, c, overlapped);
-      if (better(ro, r.report)) {
+      if (costmodel::ranks_above(ro, r.report)) {
         r.scheme = std::move(overlapped);
         r.report = ro;
         r.note += ", tp_overlap";

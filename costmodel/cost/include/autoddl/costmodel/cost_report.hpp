@@ -45,4 +45,10 @@ struct CostReport {
 
 nlohmann::json to_json(const CostReport& r);
 
+// How the search ranks two evaluations of schemes: a feasible one above one that does not fit,
+// then the shorter iteration.
+inline bool ranks_above(const CostReport& a, const CostReport& b) {
+  return (a.feasible && !b.feasible) || (a.feasible == b.feasible && a.iteration_s < b.iteration_s);
+}
+
 }  // namespace autoddl::costmodel
