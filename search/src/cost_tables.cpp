@@ -62,8 +62,7 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
       AUTODDL_CHECK(opt_.op_chunk[i] % stages_ == op_stage_[i]) << "op " << i << ": chunk and stage disagree";
     }
   }
-  bubble_factor_ = pipeline_bubble_s(stages_, opt_.virtual_stages, PipelineSchedule::interleaved, 1.0) /
-                       opt_.micro_batches + 1.0;
+  bubble_factor_ = pipeline_bubble_factor(stages_, opt_.virtual_stages, opt_.micro_batches);
   shape_mb_.resize(n_t);
   bytes_mb_.resize(n_t);
   for (int t = 0; t < n_t; ++t) {

@@ -12,6 +12,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/timeline.hpp"
 #include "autoddl/search/assignment.hpp"
 #include "autoddl/search/pipeline.hpp"
 #include "autoddl/search/searcher.hpp"
@@ -246,7 +247,7 @@ void SearchContext::configure() {
   for (int m : ms) {
     for (int v : vs) {
       if (stages > 1 && opt_.stage_compute_bound_s > 0 &&
-          opt_.stage_compute_bound_s * (1 + (stages - 1.0) / (v * static_cast<double>(m))) >= opt_.beat_iteration_s) {
+          opt_.stage_compute_bound_s * pipeline_bubble_factor(stages, v, m) >= opt_.beat_iteration_s) {
         ++pruned_by_bound;
         continue;
       }

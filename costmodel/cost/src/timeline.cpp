@@ -49,6 +49,10 @@ double pipeline_bubble_s(int stages, int virtual_stages, PipelineSchedule schedu
   return (stages - 1.0) / (schedule == PipelineSchedule::interleaved ? virtual_stages : 1) * stage_time_s;
 }
 
+double pipeline_bubble_factor(int stages, int virtual_stages, double micro_batches) {
+  return pipeline_bubble_s(stages, virtual_stages, PipelineSchedule::interleaved, 1.0) / micro_batches + 1.0;
+}
+
 int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule schedule,
                        const std::vector<OpCompute>& compute, const BoxingPlan& boxing, const GradSyncPhase& sync,
                        const std::vector<double>& optimizer_params, CostReport& r, IterationPlan* plan) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "autoddl/costmodel/timeline.hpp"
 #include "autoddl/search/cost_tables.hpp"
 #include "autoddl/search/mesh_bound.hpp"
 #include "autoddl/search/pipeline.hpp"
@@ -57,8 +58,8 @@ MeshBound mesh_lower_bound(const costmodel::Graph& g, const costmodel::ClusterSp
     b.stage_compute_s = std::max(b.stage_compute_s, largest_s);
     int layers = 0;
     layer_of_ops(g, layers);
-    const double most_chunks = std::max(1, layers / stages);
-    b.iteration_s = b.stage_compute_s * (1 + (stages - 1.0) / (most_chunks * static_cast<double>(g.batch)));
+    const int most_chunks = std::max(1, layers / stages);
+    b.iteration_s = b.stage_compute_s * costmodel::pipeline_bubble_factor(stages, most_chunks, static_cast<double>(g.batch));
   }
   b.memory_bytes = memory / stages;
   return b;

@@ -26,6 +26,9 @@ StageTimes stage_times(const EvalFrame& frame, const std::vector<OpCompute>& com
 
 // The bubble of a pipeline of `stages` whose slowest stage takes `stage_time_s` per micro-batch.
 double pipeline_bubble_s(int stages, int virtual_stages, PipelineSchedule schedule, double stage_time_s);
+// An iteration of `micro_batches` (interleaved with `virtual_stages` chunks per stage, 1F1B when
+// 1) over the micro-batches' own time: 1 + (stages − 1)/(virtual_stages · micro_batches).
+double pipeline_bubble_factor(int stages, int virtual_stages, double micro_batches);
 
 // Sets the report's time fields from the slowest stage: stage_time_s, bubble_s, iteration_s,
 // compute_s, comm_exposed_s, send_recv_s, fwd/bwd_boxing_s and comm (m micro-batches plus the
