@@ -58,7 +58,7 @@ bool write_all(int fd, const char* data, size_t n) {
 }
 }  // namespace
 
-std::string run_in_child(const std::function<std::string()>& body) {
+Child start_child(const std::function<std::string()>& body) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("simulation: pipe: ") + std::strerror(errno));
   std::cout.flush();
@@ -75,18 +75,27 @@ std::string run_in_child(const std::function<std::string()>& body) {
     child_main(fds[1], body);
   }
   ::close(fds[1]);
-  std::string data;
+  return {pid, fds[0], {}};
+}
+
+bool read_some(Child& c) {
   char buf[1 << 16];
   for (;;) {
-    ssize_t r = ::read(fds[0], buf, sizeof buf);
+    ssize_t r = ::read(c.fd, buf, sizeof buf);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    data.append(buf, static_cast<size_t>(r));
+    if (r <= 0) return false;
+    c.data.append(buf, static_cast<size_t>(r));
+    return true;
   }
-  ::close(fds[0]);
+}
+
+std::string finish_child(Child& c) {
+  ::close(c.fd);
+  c.fd = -1;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  std::string data = std::move(c.data);
   // A dead child is reported as one error line (InputError), not an uncaught exception: the
   // usual cause is a platform too large for the memory or address-space limit.
   if (WIFSIGNALED(status))
@@ -105,6 +114,13 @@ std::string run_in_child(const std::function<std::string()>& body) {
                      j.at("reason").get<std::string>());
   }
   throw std::runtime_error("simulation: " + data);
+}
+
+std::string run_in_child(const std::function<std::string()>& body) {
+  Child c = start_child(body);
+  while (read_some(c)) {
+  }
+  return finish_child(c);
 }
 
 void claim_in_process_engine() {

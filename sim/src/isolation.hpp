@@ -5,10 +5,28 @@
 // of exception (InputError keeps file, field and reason); a child that dies (a signal, a
 // nonzero exit) becomes InputError("simulation", "", reason): one error line, no backtrace.
 #pragma once
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 
 namespace autoddl::sim {
+
+// A running child: its pid, the read end of its pipe and the bytes read so far.
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string data;
+};
+
+// Forks a child that runs `body` and writes its tagged result to the pipe.
+Child start_child(const std::function<std::string()>& body);
+
+// Reads what the pipe holds now (blocking until some bytes or EOF); false at EOF.
+bool read_some(Child& c);
+
+// Closes the pipe, reaps the child and returns its result, or throws its error (see above).
+std::string finish_child(Child& c);
 
 // Runs `body` in a child process and returns the bytes it produced.
 std::string run_in_child(const std::function<std::string()>& body);

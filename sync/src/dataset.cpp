@@ -55,17 +55,15 @@ nlohmann::json dataset_schema() {
 
 #ifdef AUTODDL_SYNC_HAVE_SIM
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <random>
 #include <set>
-#include <thread>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/zoo.hpp"
+#include "autoddl/sim/child_pool.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/features.hpp"
@@ -166,34 +164,23 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
   const int64_t total = static_cast<int64_t>(pairs.size()) * o.per_pair;
   std::ofstream out(path, std::ios::app);
   if (!out) throw InputError(path, "", "cannot open for appending");
-  std::mutex mu;
-  std::atomic<size_t> next{0};
   int64_t written = 0, complete = static_cast<int64_t>(done.size());
-  std::exception_ptr failure;
-  auto worker = [&] {
-    for (size_t t; (t = next++) < todo.size();) {
-      auto [p, i] = todo[t];
-      nlohmann::json rec;
-      try {
-        rec = make_record(pairs[static_cast<size_t>(p)], data[static_cast<size_t>(p)], i, o.seed, o.runs);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure) failure = std::current_exception();
-        next = todo.size();
-        return;
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      out << dump_json(rec) << "\n";
-      out.flush();  // a record is complete on disk before it counts (resume)
-      ++written;
-      ++complete;
-      if (progress) progress(complete, total);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int j = 0; j < o.jobs; ++j) threads.emplace_back(worker);
-  for (std::thread& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  // Records are simulated in child processes (child_pool.hpp says why not threads) and
+  // written here, in completion order, each complete on disk before it counts (resume).
+  sim::for_each_in_children(
+      todo.size(), o.jobs,
+      [&](size_t t) {
+        auto [p, i] = todo[t];
+        return dump_json(make_record(pairs[static_cast<size_t>(p)], data[static_cast<size_t>(p)], i, o.seed, o.runs));
+      },
+      [&](size_t, std::string&& line) {
+        out << line << "\n";
+        out.flush();
+        if (!out) throw InputError(path, "", "cannot append a record");
+        ++written;
+        ++complete;
+        if (progress) progress(complete, total);
+      });
   return written;
 }
 

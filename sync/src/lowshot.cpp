@@ -4,17 +4,17 @@
 
 #include <algorithm>
 #include <map>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
-#include <thread>
+#include <stdexcept>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/sim/child_pool.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
 #include "autoddl/sync/features.hpp"
@@ -35,27 +35,23 @@ struct Candidate {
   std::vector<double> x;
 };
 
-// Runs f(i) for i in [0, n) on `jobs` threads; the first exception is rethrown.
-void parallel_for(int n, int jobs, const std::function<void(int)>& f) {
-  std::atomic<int> next{0};
-  std::exception_ptr failure;
-  std::mutex mu;
-  auto worker = [&] {
-    for (int i; (i = next++) < n;) {
-      try {
-        f(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure) failure = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int j = 1; j < std::min(jobs, n); ++j) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+// f(i) for i in [0, n), each in a child process, `jobs` at once (child_pool.hpp says why not
+// threads); the doubles come back bit-exact, so results do not depend on `jobs`.
+std::vector<double> map_in_children(int n, int jobs, const std::function<double(int)>& f) {
+  std::vector<double> out(static_cast<size_t>(n), 0.0);
+  sim::for_each_in_children(
+      static_cast<size_t>(n), jobs,
+      [&](size_t i) {
+        const double x = f(static_cast<int>(i));
+        std::string bytes(sizeof x, '\0');
+        std::memcpy(bytes.data(), &x, sizeof x);
+        return bytes;
+      },
+      [&](size_t i, std::string&& bytes) {
+        if (bytes.size() != sizeof(double)) throw std::runtime_error("low-shot: a simulation returned a torn result");
+        std::memcpy(&out[i], bytes.data(), sizeof(double));
+      });
+  return out;
 }
 
 // Mean-0, sd-1 scores so that two models' scores can be added.
@@ -103,10 +99,9 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
   std::set<std::string> seen;    // strategies already run (their JSON)
   auto add_runs = [&](std::vector<Candidate>& picked, const std::vector<double>& scores, const std::string& source,
                       int round) {
-    std::vector<double> runtime(picked.size());
     const size_t first = res.runs.size();
-    parallel_for(static_cast<int>(picked.size()), o.jobs, [&](int i) {
-      runtime[static_cast<size_t>(i)] = simulate(picked[static_cast<size_t>(i)].s, mix_seed(o.seed, 1, first + static_cast<size_t>(i)));
+    const std::vector<double> runtime = map_in_children(static_cast<int>(picked.size()), o.jobs, [&](int i) {
+      return simulate(picked[static_cast<size_t>(i)].s, mix_seed(o.seed, 1, first + static_cast<size_t>(i)));
     });
     for (size_t i = 0; i < picked.size(); ++i) {
       LowShotRun r{picked[i].s, source.empty() ? picked[i].s.builder : source, round, picked[i].analytical_s,
@@ -226,12 +221,12 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
   });
   for (size_t k = 0; k < sampled.size() && k < static_cast<size_t>(o.confirm_top); ++k) finalists.push_back(sampled[k]);
   say("final: " + std::to_string(finalists.size()) + " strategies x " + std::to_string(o.repeats) + " runs");
-  std::vector<double> runs_s(finalists.size() * static_cast<size_t>(o.repeats), 0.0);
-  parallel_for(static_cast<int>(runs_s.size()), o.jobs, [&](int t) {
-    const size_t f = static_cast<size_t>(t / o.repeats);
-    runs_s[static_cast<size_t>(t)] = simulate(res.runs[static_cast<size_t>(finalists[f])].strategy,
-                                              mix_seed(o.seed, 3, static_cast<uint64_t>(t % o.repeats)));
-  });
+  const std::vector<double> runs_s =
+      map_in_children(static_cast<int>(finalists.size()) * o.repeats, o.jobs, [&](int t) {
+        const size_t f = static_cast<size_t>(t / o.repeats);
+        return simulate(res.runs[static_cast<size_t>(finalists[f])].strategy,
+                        mix_seed(o.seed, 3, static_cast<uint64_t>(t % o.repeats)));
+      });
   std::vector<double> total(finalists.size(), 0.0);
   for (size_t t = 0; t < runs_s.size(); ++t) total[t / static_cast<size_t>(o.repeats)] += runs_s[t];
   for (size_t f = 0; f < finalists.size(); ++f) {
