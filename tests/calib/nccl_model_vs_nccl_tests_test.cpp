@@ -68,30 +68,27 @@ double worst_error(const Case& c) {
 
 }  // namespace
 
-// The bounds hold from the sizes given here. Every log of the folder was run by nccl-tests in one
+// The bounds hold from the sizes given here. Most logs of the folder were run by nccl-tests in one
 // process with one thread driving all 8 GPUs (`-g 8`, "nThread 1 nGpus 8" in the headers): each
 // iteration the thread launches 8 kernels in a group, so a call cannot take less than that host
 // time, 34-35 us in the H100 all-gather/reduce-scatter logs at 128 B to 64 KB and about 40 us up to
 // 4 MB, where NCCL's kernels (the LL ring: 17 us for a 1 MB all-gather) take less. NCCL's tuner
 // has no host term, and adding one would price every collective of a training step (one process
-// per GPU) with a benchmark's artefact; so the ring bounds start where the kernel outlasts that
-// floor: 2 MiB for the all-reduce (worst -14.9% at 4 MiB, LL128's 14 us base latency), 4 MiB for
-// all-gather and reduce-scatter (+12.3% and +13.2% at 4 MiB, LL). Below that the model is +59%
-// (all-reduce, 1 MiB) to +141% (all-gather, 1 MiB) fast. NVLS ramps more slowly than the
-// tuner's single latency + bandwidth says (+21% at 64 MiB, +53% at 8 MiB), where the default
-// log runs at the ring log's rate (173 vs 181 GB/s at 8 MiB): the bound holds from 256 MiB.
-// Issue 10 asks for 1 MB and up; that needs logs run one process per GPU (`mpirun -np 8 ... -g 1`),
-// which the folder does not have yet (its README lists what was looked for).
-// The A100 logs of the folder are kept but not asserted: one was driven by a single thread for
-// 8 GPUs (79 us at 1 MB, 17% under ring bandwidth up to 512 MB), the other is a RoCE cluster with
-// 16 NICs per node, not a DGX A100 (see their headers and the folder's README).
+// per GPU) with a benchmark's artefact; so the bounds on those logs start where the kernel
+// outlasts that floor: 2 MiB for the all-reduce (ring: worst -14.9% at 4 MiB, LL128's 14 us base
+// latency; NVLS: -7.7% at 2 MiB), 4 MiB for all-gather and reduce-scatter (+12.3% and +13.2% at
+// 4 MiB, LL). The one-process-per-GPU log (`-g 1`, NVIDIA's dgxc-benchmarking reference run) has
+// no such floor and holds from 1 MiB: ring/LL -2.3% at 1 MiB, NVLS -10.7% at 2 MiB to +6.3% at
+// 16 MiB. NVLS's mid sizes need the chunk rounds of nccl_model.cpp item 5: with NCCL's tuner time
+// alone they were +20% to +49% fast from 2 to 64 MiB.
 TEST_CASE("NCCL's model follows nccl-tests on one DGX H100") {
   constexpr double MiB = 1 << 20;
   const Case cases[] = {
       {"h100_1node_allreduce_ring.log", CollectiveKind::all_reduce, "dgx-h100", 1, NcclAlgo::ring, 2 * MiB, 0.15},
       {"h100_1node_allgather_ring.log", CollectiveKind::all_gather, "dgx-h100", 1, NcclAlgo::ring, 4 * MiB, 0.15},
       {"h100_1node_reducescatter_ring.log", CollectiveKind::reduce_scatter, "dgx-h100", 1, NcclAlgo::ring, 4 * MiB, 0.15},
-      {"h100_1node_allreduce_default_nvls.log", CollectiveKind::all_reduce, "dgx-h100", 1, std::nullopt, 256 * MiB, 0.15},
+      {"h100_1node_allreduce_default_nvls.log", CollectiveKind::all_reduce, "dgx-h100", 1, std::nullopt, 2 * MiB, 0.15},
+      {"h100_1node_allreduce_default_np8.log", CollectiveKind::all_reduce, "dgx-h100", 1, std::nullopt, 1 * MiB, 0.15},
   };
   for (const Case& c : cases) {
     CAPTURE(c.file);
@@ -99,17 +96,36 @@ TEST_CASE("NCCL's model follows nccl-tests on one DGX H100") {
   }
 }
 
+// The one-process-per-GPU A100 log (8x A100-SXM4-80GB HGX, NCCL's choice; its repository could
+// not be identified, see its header) holds within 15% from 64 MiB only: the model's ring is +5.5%
+// and -2.6% at 1 and 2 MiB (LL), but +22% to +26% fast from 8 to 32 MiB (LL128, then Simple) and
+// +14% at 128 MiB. No citable DGX A100 log run one process per GPU was found (the folder's README),
+// so issue 10's A100 bound from 1 MiB stays open; the -g 8 DGX A100 log is kept but not asserted
+// (79 us at 1 MB, 17% under ring bandwidth up to 512 MB).
+TEST_CASE("NCCL's model follows a one-process-per-GPU nccl-tests log on 8 A100") {
+  constexpr double MiB = 1 << 20;
+  const Case c{"a100_1node_allreduce_default_np8.log", CollectiveKind::all_reduce, "dgx-a100", 1, std::nullopt,
+               64 * MiB, 0.15};
+  CHECK(worst_error(c) <= c.max_error);
+}
+
 // Two HGX H100 nodes (8 GPUs and 8 ConnectX-7 NDR 400 Gb/s InfiniBand NICs each, as a DGX H100),
-// one process per GPU, NCCL 2.26.2 choosing (NVLS-Tree across the two nodes). The model, NCCL's
-// tuner on the dgx-h100 preset, holds within 15% from 256 MiB to the log's last row, 16 GiB
-// (+10.9% at 256 MiB, within 5% from 512 MiB, reaching the measured 469 GB/s busbw). Below
-// 256 MiB it is too fast for the reason the single-node NVLS log shows: NVLink SHARP's pipeline
-// (here with the network tree behind it) ramps up more slowly than the tuner's one latency + one
-// bandwidth (+22% at 128 MiB, +31% to +37% from 8 to 64 MiB); the tuner's choice of NVLS-Tree is
-// the right one there (the ring, which NCCL_ALGO=RING would force, is slower than measured at
-// every size from 128 MiB on), so the gap is NVLS-Tree's time, not the choice.
+// one process per GPU, NCCL 2.26.2 choosing (tree/LL128 to 2 MiB, then NVLS-Tree). With the chunk
+// rounds of nccl_model.cpp item 5 the first log holds within 15% from 2 MiB (+5.4% there, -11.7%
+// at 4 MiB, +14.4% at 64 MiB; before them, from 256 MiB only: +31% to +37% from 8 to 64 MiB); at
+// 1 MiB the tree is +19.1% fast. A second pair of nodes of the same kind (nccl-tests#309, another
+// reporter) is 30% slower than the first at 1 MiB (93.3 vs 71.9 us) and 15% slower at 4 MiB, so
+// no one model holds both there: it holds within 15% from 128 MiB (+15.2% at 16 MiB, +17.1% at
+// 64 MiB, +54% at 1 MiB). Issue 10's multi-node bound from 1 MiB is therefore not met yet.
 TEST_CASE("NCCL's model follows nccl-tests on two H100 nodes over InfiniBand") {
   constexpr double MiB = 1 << 20;
-  const Case c{"h100_2node_ib_hgx_allreduce.log", CollectiveKind::all_reduce, "dgx-h100", 2, std::nullopt, 256 * MiB, 0.15};
-  CHECK(worst_error(c) <= c.max_error);
+  const Case cases[] = {
+      {"h100_2node_ib_hgx_allreduce.log", CollectiveKind::all_reduce, "dgx-h100", 2, std::nullopt, 2 * MiB, 0.15},
+      {"h100_2node_ib_allreduce_default_np16.log", CollectiveKind::all_reduce, "dgx-h100", 2, std::nullopt, 128 * MiB,
+       0.15},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    CHECK(worst_error(c) <= c.max_error);
+  }
 }

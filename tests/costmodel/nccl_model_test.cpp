@@ -105,3 +105,28 @@ TEST_CASE("the nccl block is checked and round-trips", "[costmodel][nccl][cluste
         collective_time(plain, K::all_reduce, g, 1 << 20).time_s);
   CHECK(nccl_collective_time(h100, K::all_reduce, g, 1 << 20).protocol == "LL");
 }
+
+TEST_CASE("NVLS moves data in chunk rounds, and NCCL still chooses by its tuner", "[costmodel][nccl]") {
+  NcclTuning h100 = one_node("dgx-h100");
+  REQUIRE(h100.nvls_channels == 16);
+  REQUIRE(h100.chunk_lat_us == Approx(4.0));  // hwLat[NVLink][tree][Simple]
+  // 8 MiB all-reduce on 16 channels x 8 heads = 128 ops: the chunk drops from 128 KiB to 32 KiB
+  // (8 MiB < 8 x 128 x 64 KiB), so 2 rounds plus one to fill. Tuner algbw 480 x 8/14 GB/s: a
+  // 128 KiB round takes 128 x 128 KiB / 274.29 GB/s = 61.17 us, a 32 KiB one
+  // (61.17 - 4) / 4 + 4 = 18.29 us; time 25 + 3 x 18.29 = 79.9 us (the tuner alone: 55.6 us).
+  const double mib8 = 8 << 20;
+  NcclEstimate e = nccl_time(h100, K::all_reduce, mib8, NcclAlgo::nvls, NcclProto::simple);
+  CHECK(e.time_s == Approx(79.88e-6).epsilon(0.002));
+  // 2 MiB: NCCL's tuner times NVLS at 25 + 7.6 = 32.6 us against ring/LL's 41.0 us and picks
+  // NVLS (nccl-tests#309 shows NCCL choosing it from 2 MB); its kernel takes
+  // 25 + 2 x (61.17 - 4) / 8 + 2 x 4 = 47.3 us, slower than the ring would have been.
+  const double mib2 = 2 << 20;
+  NcclEstimate pick = nccl_time(h100, K::all_reduce, mib2);
+  CHECK(pick.algo == NcclAlgo::nvls);
+  CHECK(pick.time_s == Approx(47.29e-6).epsilon(0.002));
+  CHECK(nccl_time(h100, K::all_reduce, mib2, NcclAlgo::ring, NcclProto::ll).time_s < pick.time_s);
+  // Large sizes: 128 KiB chunks, the tuner's rate plus one round of fill.
+  const double gib8 = 8.0 * (1 << 30);
+  NcclEstimate big = nccl_time(h100, K::all_reduce, gib8);
+  CHECK(big.time_s == Approx(25e-6 + gib8 / 274.2857e9 + 61.17e-6).epsilon(0.001));
+}

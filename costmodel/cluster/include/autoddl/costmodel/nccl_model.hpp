@@ -53,6 +53,7 @@ struct NcclTuning {
   int arch = 0;                 // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
   int channels = 1;             // comm->nChannels (ring/tree channels)
   int nvls_channels = 0;        // channels NVLS kernels launch (NCCL_NVLS_NCHANNELS default)
+  float chunk_lat_us = 0;       // latency per chunk round of NVLS kernels (nccl_model.cpp item 5)
 };
 
 // Throws std::logic_error (via AUTODDL_CHECK) if `c.nccl` is empty.
