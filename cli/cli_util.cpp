@@ -85,17 +85,24 @@ costmodel::SchemedModel load_schemed_model(const std::string& model, const std::
   return m;
 }
 
+namespace {
+// True when the whole of `text` is one number of T (std::from_chars: no sign for unsigned, no
+// spaces, no trailing characters, in T's range).
+template <typename T>
+bool parses_whole(const std::string& text, T& v) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+}  // namespace
+
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
           return "must be a non-negative integer (got '" + safe_text(text, 40) + "')";
         }
-        if (ec != std::errc() || end != text.data() + text.size()) {
-          return "must be at most 18446744073709551615 (got '" + safe_text(text, 40) + "')";
-        }
+        uint64_t v = 0;
+        if (!parses_whole(text, v)) return "must be at most 18446744073709551615 (got '" + safe_text(text, 40) + "')";
         return "";
       },
       "");
@@ -105,8 +112,7 @@ CLI::Validator integer_at_least(int min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
         long long v = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min) {
+        if (!parses_whole(text, v) || v < min) {
           return "must be an integer >= " + std::to_string(min) + " (got '" + safe_text(text, 40) + "')";
         }
         return "";
@@ -118,8 +124,7 @@ CLI::Validator finite_at_least(double min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
         double v = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < min) {
+        if (!parses_whole(text, v) || !std::isfinite(v) || v < min) {
           char bound[32];
           std::snprintf(bound, sizeof bound, "%g", min);
           return std::string("must be a finite number >= ") + bound + " (got '" + safe_text(text, 40) + "')";

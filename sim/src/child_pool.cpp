@@ -16,18 +16,18 @@ namespace autoddl::sim {
 void for_each_in_children(size_t n, int jobs, const std::function<std::string(size_t)>& job,
                           const std::function<void(size_t, std::string&&)>& done) {
   const size_t width = static_cast<size_t>(jobs < 1 ? 1 : jobs);
-  std::vector<Child> running;
-  std::vector<size_t> index;  // job index of running[k]
+  struct Running {
+    Child child;
+    size_t job;
+  };
+  std::vector<Running> running;
   std::exception_ptr failure;
   size_t next = 0;
   auto finish = [&](size_t k) {
-    Child c = std::move(running[k]);
-    const size_t i = index[k];
+    Running r = std::move(running[k]);
     running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-    index.erase(index.begin() + static_cast<std::ptrdiff_t>(k));
     try {
-      std::string bytes = finish_child(c);
-      done(i, std::move(bytes));
+      done(r.job, finish_child(r.child));
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }
@@ -36,15 +36,14 @@ void for_each_in_children(size_t n, int jobs, const std::function<std::string(si
     while (!failure && next < n && running.size() < width) {
       const size_t i = next++;
       try {
-        running.push_back(start_child([&job, i] { return job(i); }));
-        index.push_back(i);
+        running.push_back({start_child([&job, i] { return job(i); }), i});
       } catch (...) {
         failure = std::current_exception();
       }
     }
     if (running.empty()) break;
     std::vector<pollfd> fds;
-    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
+    for (const Running& r : running) fds.push_back({r.child.fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("simulation: poll: ") + std::strerror(errno));
@@ -52,7 +51,7 @@ void for_each_in_children(size_t n, int jobs, const std::function<std::string(si
     // Back to front, so that finishing child k leaves the indices below it valid.
     for (size_t k = fds.size(); k-- > 0;) {
       if (fds[k].revents == 0) continue;
-      if (!read_some(running[k])) finish(k);
+      if (!read_some(running[k].child)) finish(k);
     }
   }
   if (failure) std::rethrow_exception(failure);

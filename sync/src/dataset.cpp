@@ -164,7 +164,7 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
   const int64_t total = static_cast<int64_t>(pairs.size()) * o.per_pair;
   std::ofstream out(path, std::ios::app);
   if (!out) throw InputError(path, "", "cannot open for appending");
-  int64_t written = 0, complete = static_cast<int64_t>(done.size());
+  int64_t written = 0;
   // Records are simulated in child processes (child_pool.hpp says why not threads) and
   // written here, in completion order, each complete on disk before it counts (resume).
   sim::for_each_in_children(
@@ -178,8 +178,7 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
         out.flush();
         if (!out) throw InputError(path, "", "cannot append a record");
         ++written;
-        ++complete;
-        if (progress) progress(complete, total);
+        if (progress) progress(static_cast<int64_t>(done.size()) + written, total);
       });
   return written;
 }

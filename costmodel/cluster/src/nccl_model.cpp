@@ -336,16 +336,19 @@ double tuner_time_us(const NcclTuning& t, int k, double bytes, int a, int p, dou
   return lat + bytes / (1000.0 * bw);
 }
 
-// The chunk an NVLS (or NVLS-tree) kernel uses for `bytes` with `ops` concurrent operations (item 5).
-double nvls_chunk_bytes(bool tree, int nodes, double bytes, double ops) {
+// The largest chunk of an NVLS (or NVLS-tree) kernel: NCCL_NVLS_CHUNKSIZE, 128 KiB; NVLS-tree
+// from 4 nodes treeMaxChunkSize, 64 KiB (item 5).
+double nvls_max_chunk_bytes(bool tree, int nodes) { return tree && nodes >= 4 ? 64 * kKiB : 128 * kKiB; }
+
+// The chunk such a kernel uses for `bytes` with `ops` concurrent operations, from `c_max` (item 5).
+double nvls_chunk_bytes(bool tree, double c_max, double bytes, double ops) {
+  double c = c_max;
   if (!tree) {
-    double c = 128 * kKiB;
     if (bytes < 64 * ops * c && c > 64 * kKiB) c = 64 * kKiB;
     if (bytes < 8 * ops * c && c > 32 * kKiB) c = 32 * kKiB;
     if (bytes < 2 * ops * c && c > 16 * kKiB) c = 16 * kKiB;
     return c;
   }
-  double c = nodes >= 4 ? 64 * kKiB : 128 * kKiB;
   if (bytes < 32 * ops * c && c > 256 * kKiB) c = 256 * kKiB;
   if (bytes < 16 * ops * c && c > 128 * kKiB) c = 128 * kKiB;
   if (bytes < 4 * ops * c && c > 64 * kKiB) c = 64 * kKiB;
@@ -376,8 +379,8 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes, N
     // Item 5: rounds of chunks, each paying the chunk latency, plus one round of pipeline fill.
     const double ops = double(launched) * t.nvls.channels;
     const bool tree = a == kNvlsTree;
-    const double c_max = tree && t.nodes >= 4 ? 64 * kKiB : 128 * kKiB;
-    const double c = nvls_chunk_bytes(tree, t.nodes, bytes, ops);
+    const double c_max = nvls_max_chunk_bytes(tree, t.nodes);
+    const double c = nvls_chunk_bytes(tree, c_max, bytes, ops);
     const double round_max_us = ops * c_max / (1000.0 * bw);
     const double round_us = c / c_max * std::max(round_max_us - t.chunk_lat_us, 0.0) + t.chunk_lat_us;
     time_us = lat + (bytes / (ops * c) + 1) * round_us;
@@ -389,6 +392,7 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes) {
   // NCCL picks the (algorithm, protocol) its tuner times fastest (item 3); we price that choice.
   const int k = kind_row(kind);
   if (k < 0) return {};
+  if (t.ranks <= 1) return {0, NcclAlgo::ring, NcclProto::simple, 0};
   int best_a = -1, best_p = -1;
   double best = 0;
   for (int a = 0; a < kNcclAlgoCount; ++a) {
@@ -402,7 +406,6 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes) {
       }
     }
   }
-  if (t.ranks <= 1) return {0, NcclAlgo::ring, NcclProto::simple, 0};
   if (best_a < 0) return {};
   return nccl_time(t, kind, bytes, NcclAlgo(best_a), NcclProto(best_p));
 }
