@@ -104,7 +104,8 @@ int run_fit(const FitArgs& a) {
   opt.command = command_line();
   if (!a.cluster.empty()) {
     costmodel::ClusterSpec c = costmodel::resolve_cluster(a.cluster);
-    for (costmodel::DType t : {costmodel::DType::fp32, costmodel::DType::fp16, costmodel::DType::bf16}) {
+    for (costmodel::DType t : {costmodel::DType::fp32, costmodel::DType::fp16, costmodel::DType::bf16,
+                               costmodel::DType::fp8}) {
       if (c.gpu.peak_flops(t) > 0) opt.peak_flops_per_s[t] = c.gpu.peak_flops(t);
     }
     opt.peak_source = "cluster " + a.cluster;

@@ -1,7 +1,10 @@
-// gemm_cublaslt: cuBLASLt D = A·B over a grid of (M, N, K) and dtypes fp32 / fp16 / bf16
-// (column-major, no transpose, β = 0, fp32 accumulation; fp32 is plain FP32, not TF32), with
-// cuBLASLt's first heuristic algorithm and a 32 MiB workspace. FLOPs = 2·M·N·K; bytes = the
-// three matrices once. Feeds the calibration's matmul efficiency table.
+// gemm_cublaslt: cuBLASLt D = A·B over a grid of (M, N, K) and dtypes fp32 / fp16 / bf16 / fp8
+// (column-major, β = 0, fp32 accumulation, cuBLASLt's first heuristic algorithm and a 32 MiB
+// workspace). fp32 is plain FP32, not TF32; fp32 / fp16 / bf16 are untransposed (NN). fp8 is how
+// Transformer Engine runs its GEMMs on Hopper: E4M3 A and B in the TN layout cuBLASLt requires for
+// FP8, bf16 C and D, unit scales; accumulation in full precision (TE's dgrad and wgrad) unless
+// --fp8-fast-accum (TE's fprop). FLOPs = 2·M·N·K; bytes = the three matrices once. Feeds the
+// calibration's matmul efficiency tables (matmul_efficiency, matmul_efficiency_fp8).
 #include <cublasLt.h>
 
 #include "harness.hpp"
@@ -22,8 +25,12 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
-cudaDataType_t cuda_type(const std::string& dtype) {
-  return dtype == "fp32" ? CUDA_R_32F : dtype == "fp16" ? CUDA_R_16F : CUDA_R_16BF;
+// The A and B operand type; C and D are the same except for fp8, whose output is bf16.
+cudaDataType_t operand_type(const std::string& dtype) {
+  return dtype == "fp32" ? CUDA_R_32F : dtype == "fp16" ? CUDA_R_16F : dtype == "fp8" ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+}
+cudaDataType_t output_type(const std::string& dtype) {
+  return dtype == "fp8" ? CUDA_R_16BF : operand_type(dtype);
 }
 
 // One GEMM's descriptors and algorithm; skipped (with why) if cuBLASLt has none for it.
@@ -33,12 +40,20 @@ struct Gemm {
   cublasLtMatmulHeuristicResult_t algo{};
   bool found = false;
 
-  Gemm(cublasLtHandle_t h, int64_t m, int64_t n, int64_t k, const std::string& dtype) {
-    cudaDataType_t t = cuda_type(dtype);
+  Gemm(cublasLtHandle_t h, int64_t m, int64_t n, int64_t k, const std::string& dtype, bool fast_accum) {
+    cudaDataType_t t = operand_type(dtype);
     CALIB_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    CALIB_CHECK(cublasLtMatrixLayoutCreate(&a, t, m, k, m));
+    if (dtype == "fp8") {  // cuBLASLt's FP8 GEMMs take A transposed (stored K x M) and B as is
+      cublasOperation_t transpose = CUBLAS_OP_T;
+      CALIB_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
+      int8_t fast = fast_accum ? 1 : 0;
+      CALIB_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+      CALIB_CHECK(cublasLtMatrixLayoutCreate(&a, t, k, m, k));
+    } else {
+      CALIB_CHECK(cublasLtMatrixLayoutCreate(&a, t, m, k, m));
+    }
     CALIB_CHECK(cublasLtMatrixLayoutCreate(&b, t, k, n, k));
-    CALIB_CHECK(cublasLtMatrixLayoutCreate(&c, t, m, n, m));
+    CALIB_CHECK(cublasLtMatrixLayoutCreate(&c, output_type(dtype), m, n, m));
     cublasLtMatmulPreference_t pref;
     CALIB_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     size_t ws = kWorkspaceBytes;
@@ -64,7 +79,7 @@ std::vector<int64_t> default_dims(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  BenchInfo info{"gemm_cublaslt", "cuBLASLt GEMM over an (M, N, K) grid in fp32 / fp16 / bf16"};
+  BenchInfo info{"gemm_cublaslt", "cuBLASLt GEMM over an (M, N, K) grid in fp32 / fp16 / bf16 / fp8"};
   return run_main(argc, argv, info, [](const Options& opt, Report& report) {
     report.version("cublasLt", std::to_string(cublasLtGetVersion()));
     int dev = 0;
@@ -96,9 +111,15 @@ int main(int argc, char** argv) {
             r.dtype = dtype;
             r.count = m * n;
             r.flops = 2.0 * m * n * k;
-            r.size_bytes = double(dtype_size(dtype)) * (m * k + k * n + m * n);
+            const bool fp8 = dtype == "fp8";
+            r.size_bytes = double(dtype_size(dtype)) * (m * k + k * n) +
+                           double(dtype_size(fp8 ? "bf16" : dtype)) * (m * n);
             r.shape = {{"m", double(m)}, {"n", double(n)}, {"k", double(k)}};
-            Gemm g(h, m, n, k, dtype);
+            if (fp8) {
+              r.tags = {{"layout", "TN"}, {"output", "bf16"},
+                        {"fast_accum", opt.fp8_fast_accum ? "on" : "off"}};
+            }
+            Gemm g(h, m, n, k, dtype, opt.fp8_fast_accum);
             if (!g.found) {
               report.skip(r, "cuBLASLt has no algorithm for this shape");
               continue;

@@ -35,7 +35,8 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --cupti-iters N    iterations traced with CUPTI for kernel time (default 5; 0 off)\n"
                "  -c, --check 0|1        verify results where possible (default 1)\n"
                "  -g, --ngpus N          GPUs to use (default: all visible)\n"
-               "      --dtypes LIST      fp32,fp16,bf16 (GEMM, conv)\n"
+               "      --dtypes LIST      fp32,fp16,bf16,fp8 (GEMM; conv: fp8 rows are skipped)\n"
+               "      --fp8-fast-accum   gemm fp8: cuBLASLt fast accumulation (default: full precision)\n"
                "      --dims LIST        M/N/K values of the GEMM grid\n"
                "      --batch N          conv batch size (default 32)\n"
                "      --no-tf32          conv: fp32 on FMA units only (default: TF32 allowed, as PyTorch)\n"
@@ -152,10 +153,11 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
     else if (a == "-g" || a == "--ngpus") o.ngpus = integer(i, 1);
     else if (a == "--batch") o.batch = integer(i, 1);
     else if (a == "--no-tf32") o.tf32 = false;
+    else if (a == "--fp8-fast-accum") o.fp8_fast_accum = true;
     else if (a == "--dtypes") {
       o.dtypes = split(value(i));
       for (const std::string& d : o.dtypes) {
-        if (d != "fp32" && d != "fp16" && d != "bf16") usage(info, "unknown dtype '" + d + "'");
+        if (d != "fp32" && d != "fp16" && d != "bf16" && d != "fp8") usage(info, "unknown dtype '" + d + "'");
       }
     } else if (a == "--dims") {
       o.dims.clear();
@@ -204,7 +206,7 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
   return o;
 }
 
-size_t dtype_size(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
+size_t dtype_size(const std::string& dtype) { return dtype == "fp32" ? 4 : dtype == "fp8" ? 1 : 2; }
 
 // ---- Report --------------------------------------------------------------------------------
 

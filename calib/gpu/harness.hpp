@@ -56,6 +56,8 @@ struct Options {
   int ngpus = 0;                // 0: all visible
   int batch = 32;               // conv
   bool tf32 = true;             // conv: fp32 may use TF32 tensor cores (PyTorch's cuDNN default)
+  bool fp8_fast_accum = false;  // gemm fp8: cuBLASLt fast accumulation (TE's forward GEMM; its
+                                // dgrad and wgrad GEMMs accumulate in full precision, the default)
   std::vector<int64_t> dims;    // gemm: M, N, K values of the grid
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
   std::string json_path;        // result rows; empty: stdout table only
@@ -178,7 +180,7 @@ inline std::string driver_too_old(int driver_version, int runtime_version) {
 int run_main(int argc, char** argv, const BenchInfo& info,
              const std::function<void(const Options&, Report&)>& body);
 
-// Fills n elements of `dtype` ("fp32", "fp16", "bf16") at p with values in [-1, 1) from a hash
+// Fills n elements of `dtype` ("fp32", "fp16", "bf16", "fp8" = E4M3) at p with values in [-1, 1) from a hash
 // of (index, seed): cheap, deterministic, and not all zeros (zeros make tensor cores cooler and
 // faster than real data).
 void fill_random(void* p, size_t n, const std::string& dtype, uint32_t seed, cudaStream_t s);

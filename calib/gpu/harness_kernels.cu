@@ -1,6 +1,8 @@
-// Device helpers of the harness: deterministic pseudo-random fill for fp32 / fp16 / bf16.
+// Device helpers of the harness: deterministic pseudo-random fill for fp32 / fp16 / bf16 / fp8
+// (E4M3, the format Transformer Engine's forward GEMMs read).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "harness.hpp"
 
@@ -37,6 +39,7 @@ void fill_random(void* p, size_t n, const std::string& dtype, uint32_t seed, cud
   if (dtype == "fp32") return launch<float>(p, n, seed, s);
   if (dtype == "fp16") return launch<__half>(p, n, seed, s);
   if (dtype == "bf16") return launch<__nv_bfloat16>(p, n, seed, s);
+  if (dtype == "fp8") return launch<__nv_fp8_e4m3>(p, n, seed, s);
   throw CalibError("fill_random", __FILE__, __LINE__, "unknown dtype " + dtype);
 }
 

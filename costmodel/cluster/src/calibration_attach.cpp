@@ -2,6 +2,7 @@
 // GPU figures replace the preset's, so the cost model and the simulator both use them without
 // knowing where they came from; collectives are looked up per call (collective.cpp, mesh.cpp).
 #include <algorithm>
+#include <initializer_list>
 
 #include "autoddl/costmodel/calibration.hpp"
 
@@ -11,8 +12,8 @@ namespace {
 
 // The calibrated efficiency table for `op`, rescaled from the calibration's peak to the preset's.
 bool apply_efficiency(const Calibration& cal, const GpuSpec& gpu, const char* op,
-                      std::vector<EfficiencyPoint>& out) {
-  for (DType t : {DType::bf16, DType::fp16, DType::fp32}) {
+                      std::initializer_list<DType> dtypes, std::vector<EfficiencyPoint>& out) {
+  for (DType t : dtypes) {
     const EfficiencyCalibration* e = cal.find_efficiency(op, t);
     if (e == nullptr || e->points.empty() || gpu.peak_flops(t) <= 0) continue;
     const double scale = e->peak_flops_per_s / gpu.peak_flops(t);
@@ -43,8 +44,31 @@ void attach_calibration(ClusterSpec& c, const std::string& base_dir) {
     c.gpu.launch_overhead_s = cal->memory.launch_overhead_s;
     c.sources["gpu.launch_overhead_s"] = src;
   }
-  if (apply_efficiency(*cal, c.gpu, "matmul", c.gpu.matmul_efficiency)) c.sources["gpu.matmul_efficiency"] = src;
-  if (apply_efficiency(*cal, c.gpu, "conv", c.gpu.conv_efficiency)) c.sources["gpu.conv_efficiency"] = src;
+  // Each measured dtype sets its own table (GpuSpec): FP8 and FP32 theirs, the tensor-core
+  // half-precision one the shared table; where no half-precision one was measured, the FP32 one
+  // stands for it too, as the only measurement there is.
+  const auto shared = {DType::bf16, DType::fp16, DType::fp32};
+  for (const char* op : {"matmul", "conv"}) {
+    const bool matmul = op == std::string("matmul");
+    const std::string key = matmul ? "gpu.matmul_efficiency" : "gpu.conv_efficiency";
+    if (apply_efficiency(*cal, c.gpu, op, shared, matmul ? c.gpu.matmul_efficiency : c.gpu.conv_efficiency)) {
+      c.sources[key] = src;
+    }
+    if (apply_efficiency(*cal, c.gpu, op, {DType::fp32}, matmul ? c.gpu.matmul_efficiency_fp32 : c.gpu.conv_efficiency_fp32)) {
+      c.sources[key + "_fp32"] = src;
+    }
+  }
+  // FP32 convolutions measured only with TF32 allowed (conv_cudnn's default, left out by `fit`)
+  // or not at all: cuDNN runs FP32 convolutions as implicit GEMMs on the same FMA units, so the
+  // measured FP32 GEMM table is nearer than the tensor-core conv table it would otherwise get.
+  if (c.gpu.conv_efficiency_fp32.empty() && !c.gpu.matmul_efficiency_fp32.empty() &&
+      cal->find_efficiency("matmul", DType::fp32) != nullptr) {
+    c.gpu.conv_efficiency_fp32 = c.gpu.matmul_efficiency_fp32;
+    c.sources["gpu.conv_efficiency_fp32"] = src + " (its FP32 GEMM table: no FP32 convolution measured)";
+  }
+  if (apply_efficiency(*cal, c.gpu, "matmul", {DType::fp8}, c.gpu.matmul_efficiency_fp8)) {
+    c.sources["gpu.matmul_efficiency_fp8"] = src;
+  }
   c.calibration = std::move(cal);
 }
 

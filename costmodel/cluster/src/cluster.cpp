@@ -161,8 +161,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
            {"name", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "memory_bytes",
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
             "conv_efficiency"},
-           {"peak_flops_fp8", "matmul_efficiency_fp8", "attention_efficiency_fwd", "attention_efficiency_bwd",
-            "sm_count"});
+           {"peak_flops_fp8", "matmul_efficiency_fp8", "matmul_efficiency_fp32", "conv_efficiency_fp32",
+            "attention_efficiency_fwd", "attention_efficiency_bwd", "sm_count"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -195,6 +195,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
   g.matmul_efficiency = r.table(j, p, "matmul_efficiency");
   if (j.contains("matmul_efficiency_fp8")) g.matmul_efficiency_fp8 = r.table(j, p, "matmul_efficiency_fp8");
   g.conv_efficiency = r.table(j, p, "conv_efficiency");
+  if (j.contains("matmul_efficiency_fp32")) g.matmul_efficiency_fp32 = r.table(j, p, "matmul_efficiency_fp32");
+  if (j.contains("conv_efficiency_fp32")) g.conv_efficiency_fp32 = r.table(j, p, "conv_efficiency_fp32");
   if (j.contains("attention_efficiency_fwd")) g.attention_efficiency_fwd = r.table(j, p, "attention_efficiency_fwd", "seq");
   if (j.contains("attention_efficiency_bwd")) g.attention_efficiency_bwd = r.table(j, p, "attention_efficiency_bwd", "seq");
   return g;
@@ -369,8 +371,10 @@ json cluster_to_json(const ClusterSpec& c) {
   };
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
   if (g.sm_count > 0) j["gpu"]["sm_count"] = cited(c, "gpu.sm_count", g.sm_count);
-  if (!g.matmul_efficiency_fp8.empty()) {
-    j["gpu"]["matmul_efficiency_fp8"] = table_json(c, "gpu.matmul_efficiency_fp8", g.matmul_efficiency_fp8);
+  for (auto [key, table] : {std::pair{"matmul_efficiency_fp8", &g.matmul_efficiency_fp8},
+                            {"matmul_efficiency_fp32", &g.matmul_efficiency_fp32},
+                            {"conv_efficiency_fp32", &g.conv_efficiency_fp32}}) {
+    if (!table->empty()) j["gpu"][key] = table_json(c, std::string("gpu.") + key, *table);
   }
   for (auto [key, table] : {std::pair{"attention_efficiency_fwd", &g.attention_efficiency_fwd},
                             {"attention_efficiency_bwd", &g.attention_efficiency_bwd}}) {

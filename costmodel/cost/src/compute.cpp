@@ -12,16 +12,20 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
                      int kernels, double efficiency) {
   if (flops <= 0 && bytes <= 0) return 0;  // a view, or a pass with nothing to compute: no kernel
   double eff = 1;
-  const bool fp8_table = dtype == DType::fp8 && !gpu.matmul_efficiency_fp8.empty();
   const bool gemm = op_kind_info(kind).gemm;
+  // The dtype's own table where the GPU has one (FP8 GEMMs, FP32), else the shared one.
+  const std::vector<EfficiencyPoint>* table = nullptr;
+  if (gemm) {
+    table = dtype == DType::fp8 && !gpu.matmul_efficiency_fp8.empty()    ? &gpu.matmul_efficiency_fp8
+            : dtype == DType::fp32 && !gpu.matmul_efficiency_fp32.empty() ? &gpu.matmul_efficiency_fp32
+                                                                          : &gpu.matmul_efficiency;
+  } else if (kind == OpKind::conv2d) {
+    table = dtype == DType::fp32 && !gpu.conv_efficiency_fp32.empty() ? &gpu.conv_efficiency_fp32 : &gpu.conv_efficiency;
+  }
   if (efficiency > 0) {
     eff = efficiency;
-  } else if (gemm && fp8_table) {
-    eff = interpolate_efficiency(gpu.matmul_efficiency_fp8, flops);
-  } else if (gemm && !gpu.matmul_efficiency.empty()) {
-    eff = interpolate_efficiency(gpu.matmul_efficiency, flops);
-  } else if (kind == OpKind::conv2d && !gpu.conv_efficiency.empty()) {
-    eff = interpolate_efficiency(gpu.conv_efficiency, flops);
+  } else if (table != nullptr && !table->empty()) {
+    eff = interpolate_efficiency(*table, flops);
   }
   double peak = gpu.peak_flops(dtype);
   double t_flops = peak > 0 ? flops / (peak * eff) : 0;

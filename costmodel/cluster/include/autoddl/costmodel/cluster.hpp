@@ -47,6 +47,10 @@ struct GpuSpec {
   std::vector<EfficiencyPoint> matmul_efficiency;
   std::vector<EfficiencyPoint> matmul_efficiency_fp8;  // FP8 GEMMs (optional; empty = matmul_efficiency)
   std::vector<EfficiencyPoint> conv_efficiency;
+  // FP32 kernels run on the FMA units at a peak ~15x below the tensor cores', so a small GEMM
+  // reaches a far larger share of it than of the bf16 peak: their own tables (optional; empty =
+  // the tables above). `autoddl fit` measures them (gemm_cublaslt --dtypes fp32).
+  std::vector<EfficiencyPoint> matmul_efficiency_fp32, conv_efficiency_fp32;
   // Fused attention kernels (FlashAttention-style, `flash=1`): share of the 16-bit peak by key
   // sequence length, forward and backward (optional; empty = peak, the roofline).
   std::vector<EfficiencyPoint> attention_efficiency_fwd, attention_efficiency_bwd;
