@@ -191,8 +191,9 @@ void save_calibration_file(const std::string& path, const Calibration& c);
 
 // Loads c.calibration_file (relative paths from `base_dir`) into c.calibration and applies its
 // GPU figures to c.gpu: HBM bandwidth (then hbm_efficiency 1: it is the achieved rate), launch
-// overhead, and matmul/conv efficiency tables (the 16-bit table if calibrated, else fp32),
-// rescaled to the preset's peak FLOP/s. Sources say "calibrated: <file>". No-op if no file.
+// overhead, and matmul/conv efficiency tables rescaled to the preset's peak FLOP/s: the 16-bit
+// table (else fp32) the shared one, an fp32 table the FP32 kernels' own, an fp8 table the FP8
+// GEMMs' (calibration_attach.cpp). Sources say "calibrated: <file>". No-op if no file.
 void attach_calibration(ClusterSpec& c, const std::string& base_dir);
 
 }  // namespace autoddl::costmodel

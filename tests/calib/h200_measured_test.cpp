@@ -1,0 +1,217 @@
+// The cost model and its presets against what one NVIDIA H200 measured (calib/data/h200, made
+// by scripts/gpu-session; README.md there): validate_runner's single-GPU iterations, the
+// cuBLAS GEMM and cuDNN attention throughput the presets cite from the literature, and what
+// `autoddl fit` makes of the measurement files. The data are fixed files, so these tests fail
+// when the model or a preset moves away from the measured GPU, not when the GPU does.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "autoddl/calib/fit.hpp"
+#include "autoddl/calib/validation_compare.hpp"
+#include "autoddl/calib/validation_format.hpp"
+#include "autoddl/calib/validation_plan.hpp"
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+
+using namespace autoddl;
+using namespace autoddl::calib;
+using namespace autoddl::costmodel;
+
+namespace {
+
+const std::string kData = std::string(AUTODDL_SOURCE_DIR) + "/calib/data/h200/";
+
+nlohmann::json read(const std::string& file) {
+  std::ifstream in(kData + file);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+// The iteration and GEMM-step comparison of one committed runner result, the plan rebuilt with
+// the flags scripts/h200-validation wrote it with.
+struct Run {
+  const char* name;
+  const char* model;
+  std::map<std::string, std::string> knobs;
+};
+
+Comparison compare(const Run& run, const std::string& cluster) {
+  ClusterSpec c = resolve_cluster(cluster, 1);
+  Graph g = build_zoo_model(run.model, run.knobs);
+  PlanBuild b = make_validation_plan(g, c, make_scheme("dp", g, c, {1}));
+  const std::string file = std::string("validate_") + run.name + ".json";
+  return compare_validation(b.plan, result_from_json(read(file), file), file);
+}
+
+double kind_error_pct(const Comparison& c, const std::string& kind) {
+  for (const ErrorRow& r : c.by_kind) {
+    if (r.name == kind) return r.error_pct();
+  }
+  FAIL("no " << kind << " row");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("dgx-h200 predicts the H200 runner's transformer iterations within 12% and GEMMs within 5%",
+          "[calib][h200]") {
+  // Compute only (one GPU). The runner replays FlashAttention as a memory-bound kernel, so the
+  // flash models' measured iterations lack attention's arithmetic: their error is an upper bound.
+  const std::vector<Run> runs = {
+      {"gpt", "gpt", {}},
+      {"llama", "llama", {{"size", "2-7b"}, {"layers", "4"}, {"batch", "2"}}},
+      {"llama3_8b", "llama", {{"size", "3-8b"}, {"layers", "2"}, {"batch", "1"}}},
+      {"gpt_1b_flash", "gpt",
+       {{"layers", "4"}, {"hidden", "2048"}, {"heads", "16"}, {"seq", "2048"}, {"batch", "4"},
+        {"dtype", "bf16"}, {"flash", "1"}}},
+  };
+  for (const Run& run : runs) {
+    CAPTURE(run.name);
+    Comparison h200 = compare(run, "dgx-h200");
+    CHECK(h200.device == "NVIDIA H200");
+    CHECK(std::abs(h200.iteration.error_pct()) <= 12);
+    CHECK(std::abs(kind_error_pct(h200, "gemm")) <= 5);
+    // The H100 preset prices the same compute with 3.35 instead of 4.8 TB/s of HBM: slower.
+    Comparison h100 = compare(run, "dgx-h100");
+    CHECK(h100.iteration.predicted_s > h200.iteration.predicted_s);
+    CHECK(std::abs(h100.iteration.error_pct()) > std::abs(h200.iteration.error_pct()));
+  }
+}
+
+TEST_CASE("the presets' cited GEMM efficiencies are within 15% of cuBLAS on an H200", "[calib][h200]") {
+  // dgx-h100/h200 cite SemiAnalysis' H100 bf16 rate on Meta's Llama-70B training GEMMs and H200
+  // cuBLASLt FP8 fractions; torch_gemm_crosscheck.json measured those shapes.
+  const GpuSpec gpu = resolve_cluster("dgx-h200").gpu;
+  int bf16 = 0, fp8 = 0;
+  const nlohmann::json measured = read("torch_gemm_crosscheck.json");
+  for (const auto& row : measured.at("rows")) {
+    const std::string dtype = row.at("dtype");
+    const double flops = 2.0 * row.at("m").get<double>() * row.at("n").get<double>() * row.at("k").get<double>();
+    const double rate = row.at("tflops").get<double>() * 1e12;
+    CAPTURE(dtype, row.at("m").get<int>(), row.at("n").get<int>(), row.at("k").get<int>());
+    if (dtype == "bf16") {
+      ++bf16;
+      CHECK(interpolate_efficiency(gpu.matmul_efficiency, flops) == Approx(rate / gpu.peak_flops_bf16).epsilon(0.15));
+    } else if (dtype == "fp8") {  // full-precision accumulation: TE's dgrad and wgrad
+      ++fp8;
+      CHECK(interpolate_efficiency(gpu.matmul_efficiency_fp8, flops) == Approx(rate / gpu.peak_flops_fp8).epsilon(0.15));
+    }
+  }
+  CHECK(bf16 == 6);
+  CHECK(fp8 == 6);
+}
+
+TEST_CASE("the presets' attention tables are within 10% of cuDNN attention on an H200", "[calib][h200]") {
+  // The tables cite FlashAttention-3's cuDNN bars on an H100 (forward causal, backward without
+  // mask); torch_attention_bench.json ran cuDNN's SDPA on the same grid.
+  const GpuSpec gpu = resolve_cluster("dgx-h200").gpu;
+  int fwd = 0, bwd = 0;
+  const nlohmann::json measured = read("torch_attention_bench.json");
+  for (const auto& row : measured.at("rows")) {
+    if (row.at("backend") != "cudnn" || row.at("case") != "fa3-grid") continue;
+    const double seq = row.at("seq").get<double>();
+    CAPTURE(seq, row.at("causal").get<bool>());
+    if (row.at("causal").get<bool>()) {
+      ++fwd;
+      CHECK(interpolate_efficiency(gpu.attention_efficiency_fwd, seq) ==
+            Approx(row.at("fwd_efficiency").get<double>()).epsilon(0.10));
+    } else {
+      ++bwd;
+      CHECK(interpolate_efficiency(gpu.attention_efficiency_bwd, seq) ==
+            Approx(row.at("bwd_efficiency").get<double>()).epsilon(0.10));
+    }
+  }
+  CHECK(fwd == 6);
+  CHECK(bwd == 6);
+}
+
+TEST_CASE("fitting the H200 measurements keeps each dtype's table to its own kernels", "[calib][h200]") {
+  std::vector<MeasurementFile> files;
+  for (const char* f : {"gemm_cublaslt.json", "gemm_cublaslt_fp8_fast.json", "gemm_cublaslt_fp32.json",
+                        "conv_cudnn.json", "conv_cudnn_fp32.json", "hbm_copy.json"}) {
+    files.push_back(load_measurement_file(kData + f));
+  }
+  FitOptions opt;
+  ClusterSpec h200 = resolve_cluster("dgx-h200");
+  for (DType t : {DType::fp32, DType::bf16, DType::fp16, DType::fp8}) opt.peak_flops_per_s[t] = h200.gpu.peak_flops(t);
+  opt.peak_source = "cluster dgx-h200";
+  FitResult r = fit_calibration({}, files, opt);
+
+  auto note_with = [&](const std::string& what) {
+    for (const std::string& n : r.notes) {
+      if (n.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(note_with("343 fp8 GEMM rows with fast accumulation"));
+  CHECK(note_with("conv fp32: "));  // FFT / Winograd shapes above the FMA peak, capped
+  const EfficiencyCalibration* fp8 = r.calibration.find_efficiency("matmul", DType::fp8);
+  REQUIRE(fp8 != nullptr);
+  CHECK(fp8->peak_flops_per_s == 1.979e15);  // the cluster's, not the best kernel's
+  CHECK(r.calibration.memory.hbm_bytes_per_s == Approx(3.95e12).epsilon(0.05));
+
+  // Attached to the preset, each dtype's GEMM is priced from its own table: within 15% of the
+  // measured kernel at 4096^3 (FP32 on the FMA units, bf16 and FP8 on the tensor cores).
+  ClusterSpec cal = h200;
+  cal.calibration_file = "/tmp/autoddl_h200_calibration_test_" + std::to_string(::getpid()) + ".json";
+  save_calibration_file(cal.calibration_file, r.calibration);
+  attach_calibration(cal, "/");
+  std::remove(cal.calibration_file.c_str());
+  const double flops = 2.0 * 4096.0 * 4096 * 4096;
+  auto kernel_us = [&](const std::string& file, const std::string& dtype) {
+    const nlohmann::json measured = read(file);
+    for (const auto& row : measured.at("rows")) {
+      const auto& s = row.at("shape");
+      if (row.at("dtype") == dtype && s.at("m") == 4096 && s.at("n") == 4096 && s.at("k") == 4096) {
+        return row.at("kernel_us").get<double>();
+      }
+    }
+    FAIL("no 4096^3 " << dtype << " row in " << file);
+    return 0.0;
+  };
+  const double bytes = 3.0 * 4096 * 4096;
+  CHECK(kernel_time_s(cal.gpu, OpKind::matmul, DType::fp32, flops, 4 * bytes, 0) * 1e6 ==
+        Approx(kernel_us("gemm_cublaslt_fp32.json", "fp32")).epsilon(0.15));
+  CHECK(kernel_time_s(cal.gpu, OpKind::matmul, DType::bf16, flops, 2 * bytes, 0) * 1e6 ==
+        Approx(kernel_us("gemm_cublaslt.json", "bf16")).epsilon(0.15));
+  CHECK(kernel_time_s(cal.gpu, OpKind::matmul, DType::fp8, flops, bytes, 0) * 1e6 ==
+        Approx(kernel_us("gemm_cublaslt.json", "fp8")).epsilon(0.15));
+  // Where the two part: a 512^3 GEMM reaches about a third of the FMA peak but under a tenth of
+  // the tensor cores' (the shared table priced FP32 GEMMs from the latter before).
+  const double small = 2.0 * 512 * 512 * 512;
+  CHECK(interpolate_efficiency(cal.gpu.matmul_efficiency_fp32, small) >
+        3 * interpolate_efficiency(cal.gpu.matmul_efficiency, small));
+}
+
+TEST_CASE("the llama plan's fused attention is priced within 15% of cuDNN's on an H200", "[calib][h200]") {
+  // The runner has no fused-attention kernel (it replays the op as a memory-bound kernel), so the
+  // attention of the llama validation run (Llama-2 7B: batch 2, 32 heads, seq 4096, causal) was
+  // timed through PyTorch's cuDNN SDPA instead (torch_attention_bench.json, case "llama-2-7b plan").
+  const nlohmann::json measured = read("torch_attention_bench.json");
+  const nlohmann::json* row = nullptr;
+  for (const auto& r : measured.at("rows")) {
+    if (r.at("backend") == "cudnn" && r.at("case") == "llama-2-7b plan") row = &r;
+  }
+  REQUIRE(row != nullptr);
+  const GpuSpec gpu = resolve_cluster("dgx-h200").gpu;
+  Graph g = build_zoo_model("llama", {{"size", "2-7b"}, {"layers", "4"}, {"batch", "2"}});
+  const Op* core = nullptr;
+  for (const Op& op : g.ops) {
+    if (op.name == "layer.0.attn.core") core = &op;
+  }
+  REQUIRE(core != nullptr);
+  CHECK(core->work.fwd_flops == Approx(row->at("fwd_flops").get<double>()));  // the same count
+  const OpTimes t = op_kernel_times(gpu, g, *core, 1.0);
+  CHECK(t.fwd_s * 1e3 == Approx(row->at("fwd_ms").get<double>()).epsilon(0.15));
+  CHECK(t.bwd_s * 1e3 == Approx(row->at("bwd_ms").get<double>()).epsilon(0.15));
+}
