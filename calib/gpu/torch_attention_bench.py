@@ -50,6 +50,13 @@ def main():
     cases = [(16384 // s, 16, s, 128, c, "fa3-grid") for c in (True, False)
              for s in (512, 1024, 2048, 4096, 8192, 16384)]
     cases.append((2, 32, 4096, 128, True, "llama-2-7b plan"))
+    # The attention of one micro-batch on one GPU in the published H100 rows (heads / tp;
+    # scripts/published-gemm-shapes lists their GEMMs): GPT-3 5B, 20B, 175B, Llama-2 7B / 13B /
+    # 70B (its 8 KV heads / tp 4 = 2: grouped-query attention, as repeated KV here).
+    cases += [(4, 32, 2048, 128, True, "published GPT3-5B"), (2, 24, 2048, 128, True, "published GPT3-20B"),
+              (1, 24, 2048, 128, True, "published GPT3-175B mb1"), (2, 24, 2048, 128, True, "published GPT3-175B mb2"),
+              (1, 32, 4096, 128, True, "published Llama-2 7B"), (1, 40, 4096, 128, True, "published Llama-2 13B"),
+              (1, 16, 4096, 128, True, "published Llama-2 70B")]
     rows = []
     print(f"# {dev.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
     print(f"# {'backend':<7} {'b':>3} {'h':>3} {'seq':>6} {'causal':<6} {'fwd ms':>8} {'fwd TF':>7} "

@@ -215,3 +215,37 @@ TEST_CASE("the llama plan's fused attention is priced within 15% of cuDNN's on a
   CHECK(t.fwd_s * 1e3 == Approx(row->at("fwd_ms").get<double>()).epsilon(0.15));
   CHECK(t.bwd_s * 1e3 == Approx(row->at("bwd_ms").get<double>()).epsilon(0.15));
 }
+
+TEST_CASE("dgx-h100 prices the published H100 rows' layer GEMMs within 5% of cuBLAS on an H200", "[calib][h200]") {
+  // published_gemm_shapes.json (scripts/published-gemm-shapes): every GEMM of one layer and the LM
+  // head, forward, dgrad and wgrad, on one GPU of each NeMo / DGX Cloud row; torch_plan_gemms.json
+  // timed them (FP8 forward with fast accumulation, dgrad and wgrad without, as Transformer Engine
+  // runs them). The presets' tables are FLOPs-indexed and cite other shapes; these are the rows'.
+  // Kernel rates only: no launch overhead on either side.
+  const nlohmann::json shapes = read("published_gemm_shapes.json");
+  const nlohmann::json measured = read("torch_plan_gemms.json");
+  const GpuSpec gpu = resolve_cluster("dgx-h100").gpu;
+  int rows = 0;
+  for (const auto& row : shapes.at("rows")) {
+    CAPTURE(row.at("name").get<std::string>());
+    double predicted_s = 0, measured_s = 0;
+    for (const auto& g : row.at("gemms")) {
+      const nlohmann::json* m = nullptr;
+      for (const auto& r : measured.at("rows")) {
+        if (r.at("m") == g.at("m") && r.at("n") == g.at("n") && r.at("k") == g.at("k") &&
+            r.at("batch") == g.at("batch") && r.at("dtype") == g.at("dtype")) {
+          m = &r;
+        }
+      }
+      REQUIRE(m != nullptr);
+      const bool fp8 = g.at("dtype") == "fp8";
+      const double flops = m->at("flops").get<double>();
+      predicted_s += kernel_time_s(gpu, OpKind::matmul, fp8 ? DType::fp8 : DType::bf16, flops, 0, 0);
+      const bool fast = fp8 && g.at("what") == "fwd";
+      measured_s += m->at(fast ? "fast_accum_ms" : "ms").get<double>() * 1e-3;
+    }
+    ++rows;
+    CHECK(predicted_s == Approx(measured_s).epsilon(0.05));
+  }
+  CHECK(rows == 10);
+}
