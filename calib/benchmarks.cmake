@@ -6,7 +6,7 @@
 #   what     the line `autoddl calibrate` prints (calib/src/calibrate_plan.cpp gets these rows).
 set(AUTODDL_CALIB_BENCHMARKS
   "hbm_copy|-|HBM copy / scale / triad bandwidth and launch overhead"
-  "gemm_cublaslt|cublasLt|cuBLASLt GEMM over an (M, N, K) grid, fp32 / fp16 / bf16"
+  "gemm_cublaslt|cublasLt|cuBLASLt GEMM over an (M, N, K) grid, fp32 / fp16 / bf16 (and fp8 from sm_89)"
   "conv_cudnn|cudnn|cuDNN convolution, VGG-16 and ResNet-50 layers"
   "nccl_all_reduce|nccl|NCCL all-reduce, 8 B to 1 GiB"
   "nccl_all_gather|nccl|NCCL all-gather, 8 B to 1 GiB"

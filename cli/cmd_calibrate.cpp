@@ -105,6 +105,9 @@ std::string attach_nccl_logs(const fs::path& out, const std::string& stem) {
   files.push_back((out / (stem + ".txt")).string());
   try {
     const int rows = calib::attach_nccl_log_files((out / (stem + ".json")).string(), files);
+    if (rows == 0 && stem.size() > 3 && stem.compare(stem.size() - 3, 3, "_g1") == 0) {
+      return ", one rank: NCCL runs no algorithm, none to record";
+    }
     if (rows == 0) return ", no NCCL tuning lines: algorithm/protocol not recorded";
     return ", NCCL algorithm/protocol for " + std::to_string(rows) + " rows";
   } catch (const InputError& e) {
@@ -192,10 +195,30 @@ int run_plan(const std::vector<calib::PlannedRun>& plan, const fs::path& bin, co
   return failures;
 }
 
+// The preset whose GPU gpu_info named (its datasheet peaks for `fit --cluster`), or "".
+std::string preset_for_gpu(const fs::path& out) {
+  try {
+    const nlohmann::json info = read_json_file((out / "gpu_info.json").string());
+    const std::string name = info.at("devices").at(0).at("name").get<std::string>();
+    for (auto [part, preset] : {std::pair{"H200", "dgx-h200"}, {"H100", "dgx-h100"}, {"A100", "dgx-a100"},
+                                {"V100", "dgx1-v100"}, {"P100", "piz-daint"}, {"T4", "autosync-b"}}) {
+      if (name.find(part) != std::string::npos) return preset;
+    }
+  } catch (const std::exception&) {
+    // no or an unreadable device list: no preset to suggest
+  }
+  return "";
+}
+
 void print_next(const fs::path& out) {
+  const std::string preset = preset_for_gpu(out);
   std::cout << "next: autoddl fit --measurements " << (out / "*.json").string()
-            << " --peak bf16=<FLOP/s>,fp16=<FLOP/s>,fp32=<FLOP/s> --out "
-            << (out / "calibration.json").string() << "\n";
+            << (preset.empty() ? " --peak bf16=<FLOP/s>,fp16=<FLOP/s>,fp32=<FLOP/s>" : " --cluster " + preset)
+            << " --out " << (out / "calibration.json").string() << "\n";
+  if (!preset.empty()) {
+    std::cout << "      (" << preset << ": the GPU's datasheet peaks and the cluster's NCCL model; "
+              << "the SXM part's, use --peak for a PCIe card)\n";
+  }
 }
 
 // --launcher: gpu_info through the launcher first (no GPU: exit 2), then the plan of the world.

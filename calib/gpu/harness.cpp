@@ -35,7 +35,8 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --cupti-iters N    iterations traced with CUPTI for kernel time (default 5; 0 off)\n"
                "  -c, --check 0|1        verify results where possible (default 1)\n"
                "  -g, --ngpus N          GPUs to use (default: all visible)\n"
-               "      --dtypes LIST      fp32,fp16,bf16,fp8 (GEMM; conv: fp8 rows are skipped)\n"
+               "      --dtypes LIST      fp32,fp16,bf16,fp8 (default fp32,fp16,bf16, and fp8 for GEMMs on\n"
+               "                         compute capability 8.9+; conv: fp8 rows are skipped)\n"
                "      --fp8-fast-accum   gemm fp8: cuBLASLt fast accumulation (default: full precision)\n"
                "      --dims LIST        M/N/K values of the GEMM grid\n"
                "      --batch N          conv batch size (default 32)\n"
@@ -156,6 +157,7 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
     else if (a == "--fp8-fast-accum") o.fp8_fast_accum = true;
     else if (a == "--dtypes") {
       o.dtypes = split(value(i));
+      o.dtypes_given = true;
       for (const std::string& d : o.dtypes) {
         if (d != "fp32" && d != "fp16" && d != "bf16" && d != "fp8") usage(info, "unknown dtype '" + d + "'");
       }

@@ -60,6 +60,7 @@ struct Options {
                                 // dgrad and wgrad GEMMs accumulate in full precision, the default)
   std::vector<int64_t> dims;    // gemm: M, N, K values of the grid
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
+  bool dtypes_given = false;    // --dtypes was on the command line (else gemm adds fp8 where it runs)
   std::string json_path;        // result rows; empty: stdout table only
   std::string trace_path;       // Chrome trace of every CUPTI activity of the run
   std::string nccl_log;         // NCCL programs: NCCL_DEBUG_FILE pattern (nccl_debug_setup)
