@@ -17,6 +17,9 @@ namespace {
 ClusterSpec h100(int nodes, int sm_count) {
   ClusterSpec c = resolve_cluster("dgx-h100", nodes);
   c.gpu.sm_count = sm_count;
+  // sm_count also scales fused attention by its tiles per SM; off in both, so that only the SMs
+  // communication takes differ between `with` and `without`.
+  c.gpu.attention_reference_tiles = 0;
   return c;
 }
 const Graph& gpt3_layers() {

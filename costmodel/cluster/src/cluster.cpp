@@ -162,7 +162,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
             "conv_efficiency"},
            {"peak_flops_fp8", "matmul_efficiency_fp8", "matmul_efficiency_fp32", "conv_efficiency_fp32",
-            "attention_efficiency_fwd", "attention_efficiency_bwd", "sm_count"});
+            "attention_efficiency_fwd", "attention_efficiency_bwd", "attention_efficiency_bwd_causal",
+            "attention_reference_tiles", "attention_tail_waves", "sm_count"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -199,6 +200,21 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
   if (j.contains("conv_efficiency_fp32")) g.conv_efficiency_fp32 = r.table(j, p, "conv_efficiency_fp32");
   if (j.contains("attention_efficiency_fwd")) g.attention_efficiency_fwd = r.table(j, p, "attention_efficiency_fwd", "seq");
   if (j.contains("attention_efficiency_bwd")) g.attention_efficiency_bwd = r.table(j, p, "attention_efficiency_bwd", "seq");
+  if (j.contains("attention_efficiency_bwd_causal")) {
+    g.attention_efficiency_bwd_causal = r.table(j, p, "attention_efficiency_bwd_causal", "seq");
+  }
+  if (j.contains("attention_reference_tiles") != j.contains("attention_tail_waves")) {
+    r.fail("gpu.attention_tail_waves", "attention_reference_tiles and attention_tail_waves go together");
+  }
+  if (j.contains("attention_reference_tiles")) {
+    g.attention_reference_tiles = r.number(j, p, "attention_reference_tiles");
+    r.at_least(g.attention_reference_tiles, 1, "gpu.attention_reference_tiles");
+    r.at_most(g.attention_reference_tiles, 1e9, "gpu.attention_reference_tiles");
+    g.attention_tail_waves = r.number(j, p, "attention_tail_waves");
+    r.non_negative(g.attention_tail_waves, "gpu.attention_tail_waves");
+    r.at_most(g.attention_tail_waves, 100, "gpu.attention_tail_waves");
+    if (g.sm_count <= 0) r.fail("gpu.sm_count", "attention_reference_tiles needs sm_count (tiles per SM)");
+  }
   return g;
 }
 
@@ -376,8 +392,13 @@ json cluster_to_json(const ClusterSpec& c) {
                             {"conv_efficiency_fp32", &g.conv_efficiency_fp32}}) {
     if (!table->empty()) j["gpu"][key] = table_json(c, std::string("gpu.") + key, *table);
   }
+  if (g.attention_reference_tiles > 0) {
+    j["gpu"]["attention_reference_tiles"] = cited(c, "gpu.attention_reference_tiles", g.attention_reference_tiles);
+    j["gpu"]["attention_tail_waves"] = cited(c, "gpu.attention_tail_waves", g.attention_tail_waves);
+  }
   for (auto [key, table] : {std::pair{"attention_efficiency_fwd", &g.attention_efficiency_fwd},
-                            {"attention_efficiency_bwd", &g.attention_efficiency_bwd}}) {
+                            {"attention_efficiency_bwd", &g.attention_efficiency_bwd},
+                            {"attention_efficiency_bwd_causal", &g.attention_efficiency_bwd_causal}}) {
     if (!table->empty()) j["gpu"][key] = table_json(c, std::string("gpu.") + key, *table, "seq");
   }
   if (c.nccl) {

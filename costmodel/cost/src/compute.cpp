@@ -3,6 +3,7 @@
 #include "autoddl/costmodel/op_registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "autoddl/costmodel/error.hpp"
 
@@ -34,6 +35,16 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
   return std::max(t_flops, t_bytes) + kernels * gpu.launch_overhead_s;
 }
 
+double attention_occupancy(const GpuSpec& gpu, const Shape& q, double share) {
+  if (gpu.attention_reference_tiles <= 0 || gpu.sm_count <= 0 || q.size() != 4) return 1;
+  const double tiles = static_cast<double>(q[0]) * static_cast<double>(q[1]) *
+                       std::ceil(static_cast<double>(q[2]) / 128.0) * share;
+  if (tiles <= 0) return 1;
+  const double c = gpu.attention_tail_waves, sms = static_cast<double>(gpu.sm_count);
+  const double w = tiles / sms, w_ref = gpu.attention_reference_tiles / sms;
+  return (w / (w + c)) / (w_ref / (w_ref + c));
+}
+
 OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share) {
   const bool fp8 = g.fp8_gemms && op_kind_info(op.kind).gemm;
   const DType dt = fp8 ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
@@ -43,8 +54,14 @@ OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double
   double eff_fwd = 0, eff_bwd = 0;  // 0: the kind's own table
   if (op.kind == OpKind::attention) {
     const double seq_k = static_cast<double>(g.tensors[op.inputs[1]].shape[2]);
-    if (!gpu.attention_efficiency_fwd.empty()) eff_fwd = interpolate_efficiency(gpu.attention_efficiency_fwd, seq_k);
-    if (!gpu.attention_efficiency_bwd.empty()) eff_bwd = interpolate_efficiency(gpu.attention_efficiency_bwd, seq_k);
+    const double occupancy = attention_occupancy(gpu, g.tensors[op.inputs[0]].shape, share);
+    const std::vector<EfficiencyPoint>& bwd = op.attrs.causal && !gpu.attention_efficiency_bwd_causal.empty()
+                                                  ? gpu.attention_efficiency_bwd_causal
+                                                  : gpu.attention_efficiency_bwd;
+    if (!gpu.attention_efficiency_fwd.empty()) {
+      eff_fwd = std::min(1.0, interpolate_efficiency(gpu.attention_efficiency_fwd, seq_k) * occupancy);
+    }
+    if (!bwd.empty()) eff_bwd = std::min(1.0, interpolate_efficiency(bwd, seq_k) * occupancy);
   }
   OpTimes t;
   t.fwd_s = kernel_time_s(gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1, eff_fwd);

@@ -54,6 +54,15 @@ struct GpuSpec {
   // Fused attention kernels (FlashAttention-style, `flash=1`): share of the 16-bit peak by key
   // sequence length, forward and backward (optional; empty = peak, the roofline).
   std::vector<EfficiencyPoint> attention_efficiency_fwd, attention_efficiency_bwd;
+  // Causal backward, whose load is less even than the unmasked one the bwd table measured
+  // (optional; empty = attention_efficiency_bwd for causal attention too).
+  std::vector<EfficiencyPoint> attention_efficiency_bwd_causal;
+  // The fused kernel runs one CTA per 128 query rows per head and sequence: with fewer of those
+  // tiles per SM (few heads per GPU, one sequence) its tail waves weigh more. The tables were
+  // measured at `attention_reference_tiles` tiles; a kernel of T tiles on sm_count SMs gets
+  // w/(w+c) ÷ w_ref/(w_ref+c) of them, w = T/sm_count, c = attention_tail_waves (0: no scaling).
+  double attention_reference_tiles = 0;
+  double attention_tail_waves = 0;
 
   double peak_flops(DType t) const;  // fp32 for int types too
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;

@@ -27,6 +27,11 @@ struct OpTimes {
 };
 OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share);
 
+// The fused-attention efficiency factor for `share` of an attention whose q is (batch, heads,
+// seq, head_dim): its 128-row tiles per SM against the tables' reference (GpuSpec); 1 where the
+// GPU has no reference.
+double attention_occupancy(const GpuSpec& gpu, const Shape& q, double share);
+
 // The forward GEMM of `op` (its `share` of the work) run as `chunks` GEMMs of 1/chunks of it
 // each, less the one GEMM: what splitting costs at the efficiency of the smaller size (and the
 // launches). 0 for chunks <= 1 or a kind that is not a GEMM.
