@@ -286,6 +286,8 @@ TEST_CASE("each kind of bad cluster input names its field and why", "[costmodel]
        "must be a number (got string)"},
       {"calibration file that is not a string", "/calibration_file", 3, "calibration_file",
        "must be a string (got number)"},
+      {"attention reference tiles without tail waves", "/gpu/attention_reference_tiles", 2048,
+       "gpu.attention_tail_waves", "attention_reference_tiles and attention_tail_waves go together"},
   };
   for (const Case& k : cases) {
     CAPTURE(k.what);
@@ -309,6 +311,23 @@ TEST_CASE("each kind of bad cluster input names its field and why", "[costmodel]
   autoddl::InputError e = error_for(json::array());
   CHECK(e.field().empty());
   CHECK(e.reason() == "must be an object (got array)");
+}
+
+TEST_CASE("attention occupancy needs the SM count and a tail in range", "[costmodel][cluster]") {
+  json j = plain_cluster();
+  j["gpu"]["attention_reference_tiles"] = 2048;
+  j["gpu"]["attention_tail_waves"] = 0.9;
+  j["gpu"].erase("sm_count");
+  autoddl::InputError e = error_for(j);
+  CHECK(e.field() == "gpu.sm_count");
+  CHECK(e.reason() == "attention_reference_tiles needs sm_count (tiles per SM)");
+  j["gpu"]["sm_count"] = 132;
+  j["gpu"]["attention_tail_waves"] = -1;
+  e = error_for(j);
+  CHECK(e.field() == "gpu.attention_tail_waves");
+  CHECK(e.reason() == "must be >= 0 (got -1)");
+  j["gpu"]["attention_tail_waves"] = 0.9;
+  CHECK(cluster_from_json(j, "my.json").gpu.attention_reference_tiles == 2048);
 }
 
 TEST_CASE("a cluster with one GPU per node may have no intra fabric and zero intra bandwidth",

@@ -83,6 +83,14 @@ class Reader {
     return v.get<double>();
   }
 
+  // A number that must lie in [lo, hi].
+  double number_in(const json& parent, const std::string& path, std::string_view key, double lo, double hi) const {
+    const double x = number(parent, path, key);
+    at_least(x, lo, join(path, key));
+    at_most(x, hi, join(path, key));
+    return x;
+  }
+
   int integer(const json& parent, const std::string& path, std::string_view key) const {
     std::string field = join(path, key);
     double x = number(parent, path, key);
@@ -207,12 +215,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
     r.fail("gpu.attention_tail_waves", "attention_reference_tiles and attention_tail_waves go together");
   }
   if (j.contains("attention_reference_tiles")) {
-    g.attention_reference_tiles = r.number(j, p, "attention_reference_tiles");
-    r.at_least(g.attention_reference_tiles, 1, "gpu.attention_reference_tiles");
-    r.at_most(g.attention_reference_tiles, 1e9, "gpu.attention_reference_tiles");
-    g.attention_tail_waves = r.number(j, p, "attention_tail_waves");
-    r.non_negative(g.attention_tail_waves, "gpu.attention_tail_waves");
-    r.at_most(g.attention_tail_waves, 100, "gpu.attention_tail_waves");
+    g.attention_reference_tiles = r.number_in(j, p, "attention_reference_tiles", 1, 1e9);
+    g.attention_tail_waves = r.number_in(j, p, "attention_tail_waves", 0, 100);
     if (g.sm_count <= 0) r.fail("gpu.sm_count", "attention_reference_tiles needs sm_count (tiles per SM)");
   }
   return g;
