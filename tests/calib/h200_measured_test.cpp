@@ -30,9 +30,10 @@ using namespace autoddl::costmodel;
 namespace {
 
 const std::string kData = std::string(AUTODDL_SOURCE_DIR) + "/calib/data/h200/";
+const std::string kDataH100 = std::string(AUTODDL_SOURCE_DIR) + "/calib/data/h100/";
 
-nlohmann::json read(const std::string& file) {
-  std::ifstream in(kData + file);
+nlohmann::json read(const std::string& file, const std::string& dir = kData) {
+  std::ifstream in(dir + file);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
 }
@@ -45,12 +46,23 @@ struct Run {
   std::map<std::string, std::string> knobs;
 };
 
-Comparison compare(const Run& run, const std::string& cluster) {
+Comparison compare(const Run& run, const std::string& cluster, const std::string& dir = kData) {
   ClusterSpec c = resolve_cluster(cluster, 1);
   Graph g = build_zoo_model(run.model, run.knobs);
   PlanBuild b = make_validation_plan(g, c, make_scheme("dp", g, c, {1}));
   const std::string file = std::string("validate_") + run.name + ".json";
-  return compare_validation(b.plan, result_from_json(read(file), file), file);
+  return compare_validation(b.plan, result_from_json(read(file, dir), file), file);
+}
+
+// The iteration's relative error with the fused-attention ops taken out of both sides.
+double error_without_attention(const Comparison& c) {
+  double predicted_s = c.iteration.predicted_s, measured_s = c.iteration.measured_s;
+  for (const OpRow& op : c.ops) {
+    if (op.kind != "attention") continue;
+    predicted_s -= op.compute.predicted_s;
+    measured_s -= op.compute.measured_s;
+  }
+  return predicted_s / measured_s - 1;
 }
 
 double kind_error_pct(const Comparison& c, const std::string& kind) {
@@ -63,7 +75,7 @@ double kind_error_pct(const Comparison& c, const std::string& kind) {
 
 }  // namespace
 
-TEST_CASE("dgx-h200 predicts the H200 runner's transformer iterations (less fused attention) within 12%, GEMMs within 5%",
+TEST_CASE("dgx-h200 / dgx-h100 predict the runner's transformer iterations on an H200 / H100 (less fused attention) within 12%, GEMMs within 5%",
           "[calib][h200]") {
   // Compute only (one GPU). The runner replays FlashAttention as a memory-bound kernel (no
   // FLOPs), so the fused attention op is taken out of both sides; the next tests hold its price
@@ -80,18 +92,17 @@ TEST_CASE("dgx-h200 predicts the H200 runner's transformer iterations (less fuse
     CAPTURE(run.name);
     Comparison h200 = compare(run, "dgx-h200");
     CHECK(h200.device == "NVIDIA H200");
-    double predicted_s = h200.iteration.predicted_s, measured_s = h200.iteration.measured_s;
-    for (const OpRow& op : h200.ops) {
-      if (op.kind != "attention") continue;
-      predicted_s -= op.compute.predicted_s;
-      measured_s -= op.compute.measured_s;
-    }
-    CHECK(std::abs(predicted_s / measured_s - 1) <= 0.12);
+    CHECK(std::abs(error_without_attention(h200)) <= 0.12);
     CHECK(std::abs(kind_error_pct(h200, "gemm")) <= 5);
     // The H100 preset prices the same compute with 3.35 instead of 4.8 TB/s of HBM: slower.
     Comparison h100 = compare(run, "dgx-h100");
     CHECK(h100.iteration.predicted_s > h200.iteration.predicted_s);
     CHECK(std::abs(h100.iteration.error_pct()) > std::abs(h200.iteration.error_pct()));
+    // The same plans on an H100 (calib/data/h100), against dgx-h100.
+    Comparison on_h100 = compare(run, "dgx-h100", kDataH100);
+    CHECK(on_h100.device == "NVIDIA H100 80GB HBM3");
+    CHECK(std::abs(error_without_attention(on_h100)) <= 0.12);
+    CHECK(std::abs(kind_error_pct(on_h100, "gemm")) <= 5);
   }
 }
 
@@ -223,16 +234,18 @@ TEST_CASE("the llama plan's fused attention is priced within 15% of cuDNN's on a
   CHECK(t.bwd_s * 1e3 == Approx(row->at("bwd_ms").get<double>()).epsilon(0.15));
 }
 
-TEST_CASE("dgx-h100 prices the published H100 rows' layer GEMMs within 5% of cuBLAS on an H200", "[calib][h200]") {
+TEST_CASE("dgx-h100 prices the published H100 rows' layer GEMMs within 5% of cuBLAS on an H200 and an H100", "[calib][h200]") {
   // published_gemm_shapes.json (scripts/published-gemm-shapes): every GEMM of one layer and the LM
   // head, forward, dgrad and wgrad, on one GPU of each NeMo / DGX Cloud row; torch_plan_gemms.json
   // timed them (FP8 forward with fast accumulation, dgrad and wgrad without, as Transformer Engine
   // runs them). The presets' tables are FLOPs-indexed and cite other shapes; these are the rows'.
   // Kernel rates only: no launch overhead on either side.
   const nlohmann::json shapes = read("published_gemm_shapes.json");
-  const nlohmann::json measured = read("torch_plan_gemms.json");
   const GpuSpec gpu = resolve_cluster("dgx-h100").gpu;
   int rows = 0;
+  for (const std::string& dir : {kData, kDataH100}) {
+  CAPTURE(dir);
+  const nlohmann::json measured = read("torch_plan_gemms.json", dir);
   for (const auto& row : shapes.at("rows")) {
     CAPTURE(row.at("name").get<std::string>());
     double predicted_s = 0, measured_s = 0;
@@ -254,7 +267,8 @@ TEST_CASE("dgx-h100 prices the published H100 rows' layer GEMMs within 5% of cuB
     ++rows;
     CHECK(predicted_s == Approx(measured_s).epsilon(0.05));
   }
-  CHECK(rows == 10);
+  }
+  CHECK(rows == 20);
 }
 
 TEST_CASE("fused attention on the published rows' shapes is priced within 8% of cuDNN on an H200", "[calib][h200]") {
