@@ -105,7 +105,7 @@ std::string attach_nccl_logs(const fs::path& out, const std::string& stem) {
   files.push_back((out / (stem + ".txt")).string());
   try {
     const int rows = calib::attach_nccl_log_files((out / (stem + ".json")).string(), files);
-    if (rows == 0 && stem.size() > 3 && stem.compare(stem.size() - 3, 3, "_g1") == 0) {
+    if (rows == 0 && stem.ends_with("_g1")) {
       return ", one rank: NCCL runs no algorithm, none to record";
     }
     if (rows == 0) return ", no NCCL tuning lines: algorithm/protocol not recorded";

@@ -25,13 +25,11 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
-// The A and B operand type; C and D are the same except for fp8, whose output is bf16.
-cudaDataType_t operand_type(const std::string& dtype) {
+cudaDataType_t cuda_type(const std::string& dtype) {
   return dtype == "fp32" ? CUDA_R_32F : dtype == "fp16" ? CUDA_R_16F : dtype == "fp8" ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
 }
-cudaDataType_t output_type(const std::string& dtype) {
-  return dtype == "fp8" ? CUDA_R_16BF : operand_type(dtype);
-}
+// C and D are of the operands' dtype, except that FP8 GEMMs write bf16 (as Transformer Engine's).
+std::string output_dtype(const std::string& dtype) { return dtype == "fp8" ? "bf16" : dtype; }
 
 // One GEMM's descriptors and algorithm; skipped (with why) if cuBLASLt has none for it.
 struct Gemm {
@@ -41,7 +39,7 @@ struct Gemm {
   bool found = false;
 
   Gemm(cublasLtHandle_t h, int64_t m, int64_t n, int64_t k, const std::string& dtype, bool fast_accum) {
-    cudaDataType_t t = operand_type(dtype);
+    cudaDataType_t t = cuda_type(dtype);
     CALIB_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     if (dtype == "fp8") {  // cuBLASLt's FP8 GEMMs take A transposed (stored K x M) and B as is
       cublasOperation_t transpose = CUBLAS_OP_T;
@@ -53,7 +51,7 @@ struct Gemm {
       CALIB_CHECK(cublasLtMatrixLayoutCreate(&a, t, m, k, m));
     }
     CALIB_CHECK(cublasLtMatrixLayoutCreate(&b, t, k, n, k));
-    CALIB_CHECK(cublasLtMatrixLayoutCreate(&c, output_type(dtype), m, n, m));
+    CALIB_CHECK(cublasLtMatrixLayoutCreate(&c, cuda_type(output_dtype(dtype)), m, n, m));
     cublasLtMatmulPreference_t pref;
     CALIB_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     size_t ws = kWorkspaceBytes;
@@ -119,6 +117,9 @@ int main(int argc, char** argv) {
       }
       fill_random(a, max_elems, dtype, 11, s);
       fill_random(b, max_elems, dtype, 12, s);
+      const std::string out = output_dtype(dtype);
+      std::vector<std::pair<std::string, std::string>> tags;  // fp8's layout and accumulation
+      if (dtype == "fp8") tags = {{"layout", "TN"}, {"output", out}, {"fast_accum", opt.fp8_fast_accum ? "on" : "off"}};
       for (int64_t m : dims) {
         for (int64_t n : dims) {
           for (int64_t k : dims) {
@@ -127,14 +128,9 @@ int main(int argc, char** argv) {
             r.dtype = dtype;
             r.count = m * n;
             r.flops = 2.0 * m * n * k;
-            const bool fp8 = dtype == "fp8";
-            r.size_bytes = double(dtype_size(dtype)) * (m * k + k * n) +
-                           double(dtype_size(fp8 ? "bf16" : dtype)) * (m * n);
+            r.size_bytes = double(dtype_size(dtype)) * (m * k + k * n) + double(dtype_size(out)) * (m * n);
             r.shape = {{"m", double(m)}, {"n", double(n)}, {"k", double(k)}};
-            if (fp8) {
-              r.tags = {{"layout", "TN"}, {"output", "bf16"},
-                        {"fast_accum", opt.fp8_fast_accum ? "on" : "off"}};
-            }
+            r.tags = tags;
             Gemm g(h, m, n, k, dtype, opt.fp8_fast_accum);
             if (!g.found) {
               report.skip(r, "cuBLASLt has no algorithm for this shape");

@@ -244,29 +244,29 @@ TEST_CASE("dgx-h100 prices the published H100 rows' layer GEMMs within 5% of cuB
   const GpuSpec gpu = resolve_cluster("dgx-h100").gpu;
   int rows = 0;
   for (const std::string& dir : {kData, kDataH100}) {
-  CAPTURE(dir);
-  const nlohmann::json measured = read("torch_plan_gemms.json", dir);
-  for (const auto& row : shapes.at("rows")) {
-    CAPTURE(row.at("name").get<std::string>());
-    double predicted_s = 0, measured_s = 0;
-    for (const auto& g : row.at("gemms")) {
-      const nlohmann::json* m = nullptr;
-      for (const auto& r : measured.at("rows")) {
-        if (r.at("m") == g.at("m") && r.at("n") == g.at("n") && r.at("k") == g.at("k") &&
-            r.at("batch") == g.at("batch") && r.at("dtype") == g.at("dtype")) {
-          m = &r;
+    CAPTURE(dir);
+    const nlohmann::json measured = read("torch_plan_gemms.json", dir);
+    for (const auto& row : shapes.at("rows")) {
+      CAPTURE(row.at("name").get<std::string>());
+      double predicted_s = 0, measured_s = 0;
+      for (const auto& g : row.at("gemms")) {
+        const nlohmann::json* m = nullptr;
+        for (const auto& r : measured.at("rows")) {
+          if (r.at("m") == g.at("m") && r.at("n") == g.at("n") && r.at("k") == g.at("k") &&
+              r.at("batch") == g.at("batch") && r.at("dtype") == g.at("dtype")) {
+            m = &r;
+          }
         }
+        REQUIRE(m != nullptr);
+        const bool fp8 = g.at("dtype") == "fp8";
+        const double flops = m->at("flops").get<double>();
+        predicted_s += kernel_time_s(gpu, OpKind::matmul, fp8 ? DType::fp8 : DType::bf16, flops, 0, 0);
+        const bool fast = fp8 && g.at("what") == "fwd";
+        measured_s += m->at(fast ? "fast_accum_ms" : "ms").get<double>() * 1e-3;
       }
-      REQUIRE(m != nullptr);
-      const bool fp8 = g.at("dtype") == "fp8";
-      const double flops = m->at("flops").get<double>();
-      predicted_s += kernel_time_s(gpu, OpKind::matmul, fp8 ? DType::fp8 : DType::bf16, flops, 0, 0);
-      const bool fast = fp8 && g.at("what") == "fwd";
-      measured_s += m->at(fast ? "fast_accum_ms" : "ms").get<double>() * 1e-3;
+      ++rows;
+      CHECK(predicted_s == Approx(measured_s).epsilon(0.05));
     }
-    ++rows;
-    CHECK(predicted_s == Approx(measured_s).epsilon(0.05));
-  }
   }
   CHECK(rows == 20);
 }
@@ -281,7 +281,7 @@ TEST_CASE("fused attention on the published rows' shapes is priced within 8% of 
   int cases = 0;
   for (const auto& r : measured.at("rows")) {
     const std::string name = r.at("case");
-    if (r.at("backend") != "cudnn" || name.rfind("published", 0) != 0) continue;
+    if (r.at("backend") != "cudnn" || !name.starts_with("published")) continue;
     CAPTURE(name);
     const int b = r.at("b"), h = r.at("h"), s = r.at("seq");
     Graph g = build_zoo_model("gpt", {{"layers", "1"}, {"hidden", std::to_string(128 * h)}, {"heads", std::to_string(h)},

@@ -47,27 +47,24 @@ void attach_calibration(ClusterSpec& c, const std::string& base_dir) {
   // Each measured dtype sets its own table (GpuSpec): FP8 and FP32 theirs, the tensor-core
   // half-precision one the shared table; where no half-precision one was measured, the FP32 one
   // stands for it too, as the only measurement there is.
+  auto apply = [&](const char* op, std::initializer_list<DType> dtypes, std::vector<EfficiencyPoint>& table,
+                   const char* key) {
+    if (!apply_efficiency(*cal, c.gpu, op, dtypes, table)) return false;
+    c.sources[key] = src;
+    return true;
+  };
   const auto shared = {DType::bf16, DType::fp16, DType::fp32};
-  for (const char* op : {"matmul", "conv"}) {
-    const bool matmul = op == std::string("matmul");
-    const std::string key = matmul ? "gpu.matmul_efficiency" : "gpu.conv_efficiency";
-    if (apply_efficiency(*cal, c.gpu, op, shared, matmul ? c.gpu.matmul_efficiency : c.gpu.conv_efficiency)) {
-      c.sources[key] = src;
-    }
-    if (apply_efficiency(*cal, c.gpu, op, {DType::fp32}, matmul ? c.gpu.matmul_efficiency_fp32 : c.gpu.conv_efficiency_fp32)) {
-      c.sources[key + "_fp32"] = src;
-    }
-  }
+  apply("matmul", shared, c.gpu.matmul_efficiency, "gpu.matmul_efficiency");
+  apply("conv", shared, c.gpu.conv_efficiency, "gpu.conv_efficiency");
+  apply("matmul", {DType::fp8}, c.gpu.matmul_efficiency_fp8, "gpu.matmul_efficiency_fp8");
+  const bool matmul_fp32 = apply("matmul", {DType::fp32}, c.gpu.matmul_efficiency_fp32, "gpu.matmul_efficiency_fp32");
   // FP32 convolutions measured only with TF32 allowed (conv_cudnn's default, left out by `fit`)
   // or not at all: cuDNN runs FP32 convolutions as implicit GEMMs on the same FMA units, so the
   // measured FP32 GEMM table is nearer than the tensor-core conv table it would otherwise get.
-  if (c.gpu.conv_efficiency_fp32.empty() && !c.gpu.matmul_efficiency_fp32.empty() &&
-      cal->find_efficiency("matmul", DType::fp32) != nullptr) {
+  if (!apply("conv", {DType::fp32}, c.gpu.conv_efficiency_fp32, "gpu.conv_efficiency_fp32") && matmul_fp32 &&
+      c.gpu.conv_efficiency_fp32.empty()) {
     c.gpu.conv_efficiency_fp32 = c.gpu.matmul_efficiency_fp32;
     c.sources["gpu.conv_efficiency_fp32"] = src + " (its FP32 GEMM table: no FP32 convolution measured)";
-  }
-  if (apply_efficiency(*cal, c.gpu, "matmul", {DType::fp8}, c.gpu.matmul_efficiency_fp8)) {
-    c.sources["gpu.matmul_efficiency_fp8"] = src;
   }
   c.calibration = std::move(cal);
 }

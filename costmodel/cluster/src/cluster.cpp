@@ -163,6 +163,22 @@ class Reader {
   std::map<std::string, std::string>& sources_;
 };
 
+// The GPU's optional efficiency tables, each with its key and axis ("flops" or "seq"): read and
+// written by one list.
+struct OptionalTable {
+  const char* key;
+  std::vector<EfficiencyPoint> GpuSpec::*table;
+  const char* axis;
+};
+constexpr OptionalTable kOptionalTables[] = {
+    {"matmul_efficiency_fp8", &GpuSpec::matmul_efficiency_fp8, "flops"},
+    {"matmul_efficiency_fp32", &GpuSpec::matmul_efficiency_fp32, "flops"},
+    {"conv_efficiency_fp32", &GpuSpec::conv_efficiency_fp32, "flops"},
+    {"attention_efficiency_fwd", &GpuSpec::attention_efficiency_fwd, "seq"},
+    {"attention_efficiency_bwd", &GpuSpec::attention_efficiency_bwd, "seq"},
+    {"attention_efficiency_bwd_causal", &GpuSpec::attention_efficiency_bwd_causal, "seq"},
+};
+
 GpuSpec read_gpu(const Reader& r, const json& j) {
   const std::string p = "gpu";
   r.object(j, p,
@@ -202,14 +218,9 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
   r.non_negative(g.launch_overhead_s, "gpu.launch_overhead_s");
   r.at_most(g.launch_overhead_s, 1, "gpu.launch_overhead_s");
   g.matmul_efficiency = r.table(j, p, "matmul_efficiency");
-  if (j.contains("matmul_efficiency_fp8")) g.matmul_efficiency_fp8 = r.table(j, p, "matmul_efficiency_fp8");
   g.conv_efficiency = r.table(j, p, "conv_efficiency");
-  if (j.contains("matmul_efficiency_fp32")) g.matmul_efficiency_fp32 = r.table(j, p, "matmul_efficiency_fp32");
-  if (j.contains("conv_efficiency_fp32")) g.conv_efficiency_fp32 = r.table(j, p, "conv_efficiency_fp32");
-  if (j.contains("attention_efficiency_fwd")) g.attention_efficiency_fwd = r.table(j, p, "attention_efficiency_fwd", "seq");
-  if (j.contains("attention_efficiency_bwd")) g.attention_efficiency_bwd = r.table(j, p, "attention_efficiency_bwd", "seq");
-  if (j.contains("attention_efficiency_bwd_causal")) {
-    g.attention_efficiency_bwd_causal = r.table(j, p, "attention_efficiency_bwd_causal", "seq");
+  for (const OptionalTable& t : kOptionalTables) {
+    if (j.contains(t.key)) g.*t.table = r.table(j, p, t.key, t.axis);
   }
   if (j.contains("attention_reference_tiles") != j.contains("attention_tail_waves")) {
     r.fail("gpu.attention_tail_waves", "attention_reference_tiles and attention_tail_waves go together");
@@ -391,19 +402,13 @@ json cluster_to_json(const ClusterSpec& c) {
   };
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
   if (g.sm_count > 0) j["gpu"]["sm_count"] = cited(c, "gpu.sm_count", g.sm_count);
-  for (auto [key, table] : {std::pair{"matmul_efficiency_fp8", &g.matmul_efficiency_fp8},
-                            {"matmul_efficiency_fp32", &g.matmul_efficiency_fp32},
-                            {"conv_efficiency_fp32", &g.conv_efficiency_fp32}}) {
-    if (!table->empty()) j["gpu"][key] = table_json(c, std::string("gpu.") + key, *table);
+  for (const OptionalTable& t : kOptionalTables) {
+    const std::vector<EfficiencyPoint>& table = g.*t.table;
+    if (!table.empty()) j["gpu"][t.key] = table_json(c, std::string("gpu.") + t.key, table, t.axis);
   }
   if (g.attention_reference_tiles > 0) {
     j["gpu"]["attention_reference_tiles"] = cited(c, "gpu.attention_reference_tiles", g.attention_reference_tiles);
     j["gpu"]["attention_tail_waves"] = cited(c, "gpu.attention_tail_waves", g.attention_tail_waves);
-  }
-  for (auto [key, table] : {std::pair{"attention_efficiency_fwd", &g.attention_efficiency_fwd},
-                            {"attention_efficiency_bwd", &g.attention_efficiency_bwd},
-                            {"attention_efficiency_bwd_causal", &g.attention_efficiency_bwd_causal}}) {
-    if (!table->empty()) j["gpu"][key] = table_json(c, std::string("gpu.") + key, *table, "seq");
   }
   if (c.nccl) {
     j["nccl"] = {{"arch", c.nccl->arch},
