@@ -20,6 +20,8 @@ namespace {
 struct FitArgs {
   std::vector<std::string> nccl_tests;
   std::string collective;
+  int ranks = 0;           // 0: from each log's rank lines
+  int ranks_per_node = 0;  // 0: --ranks (one node)
   std::vector<std::string> measurements;
   std::string out;
   int holdout = 4;
@@ -78,9 +80,18 @@ int run_fit(const FitArgs& a) {
     if (!info) throw InputError("--collective", a.collective, "unknown collective");
     kind = info->kind;
   }
+  std::optional<costmodel::CommGroup> group;
+  if (a.ranks_per_node > 0 && a.ranks == 0) throw InputError("--ranks-per-node", "", "needs --ranks");
+  if (a.ranks > 0) {
+    group = costmodel::CommGroup{a.ranks, a.ranks_per_node > 0 ? a.ranks_per_node : a.ranks};
+    if (group->ranks_per_node > group->ranks || group->ranks % group->ranks_per_node != 0) {
+      throw InputError("--ranks-per-node", std::to_string(group->ranks_per_node),
+                       "must divide --ranks (" + std::to_string(group->ranks) + ")");
+    }
+  }
   std::vector<calib::NcclTestsRun> runs;
   for (const std::string& f : a.nccl_tests) {
-    auto r = calib::load_nccl_tests_file(f, kind);
+    auto r = calib::load_nccl_tests_file(f, kind, group);
     runs.insert(runs.end(), r.begin(), r.end());
   }
   std::vector<calib::MeasurementFile> files;
@@ -140,6 +151,12 @@ RunFn setup_fit(CLI::App& sub) {
                  "alltoall_perf, sendrecv_perf)");
   sub.add_option("--collective", a->collective,
                  "the collective of logs that do not name their program (all_reduce, ...)");
+  sub.add_option("--ranks", a->ranks,
+                 "ranks of the logs' runs, for tables pasted without their '#  Rank' lines (checked against "
+                 "logs that have them)")
+      ->check(integer_at_least(1));
+  sub.add_option("--ranks-per-node", a->ranks_per_node, "ranks per node of those runs (default: --ranks, one node)")
+      ->check(integer_at_least(1));
   sub.add_option("--measurements", a->measurements,
                  "result JSON files of autoddl's GPU microbenchmarks (autoddl calibrate)");
   sub.add_option("--out", a->out, "calibration JSON to write")->required();

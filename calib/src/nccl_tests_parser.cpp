@@ -64,8 +64,8 @@ struct RankLine {
 
 class Parser {
  public:
-  Parser(const std::string& file, std::optional<CollectiveKind> forced)
-      : file_(file), forced_(forced) {}
+  Parser(const std::string& file, std::optional<CollectiveKind> forced, std::optional<costmodel::CommGroup> group)
+      : file_(file), forced_(forced), given_group_(group) {}
 
   void line(std::string_view raw, int n) {
     line_no_ = n;
@@ -265,11 +265,19 @@ class Parser {
         run.device_names.push_back(r.device_name);
       }
       run.group = {ranks, per_node};
+      if (given_group_ && (given_group_->ranks != ranks || given_group_->ranks_per_node != per_node)) {
+        fail(at, "the log's '#  Rank' lines show " + std::to_string(ranks) + " ranks, " + std::to_string(per_node) +
+                     " per node, but " + std::to_string(given_group_->ranks) + " ranks, " +
+                     std::to_string(given_group_->ranks_per_node) + " per node were given");
+      }
+    } else if (given_group_) {
+      run.group = *given_group_;
     } else if (run.threads > 0) {  // no rank lines: assume one process on one node
       run.group.ranks = run.threads * run.gpus_per_thread;
       run.group.ranks_per_node = run.group.ranks;
     } else {
-      fail(at, "cannot tell the number of ranks (no '#  Rank' or '# nThread' lines)");
+      fail(at, "cannot tell the number of ranks (no '#  Rank' or '# nThread' lines); give the ranks and ranks "
+               "per node of the run (autoddl fit --ranks N --ranks-per-node M)");
     }
 
     // busbw = algbw × factor: a mismatch means the collective or the rank count is wrong.
@@ -295,6 +303,7 @@ class Parser {
 
   std::string file_;
   std::optional<CollectiveKind> forced_;
+  std::optional<costmodel::CommGroup> given_group_;
   int line_no_ = 0;
   std::string pending_program_;
   std::optional<NcclTestsRun> run_;
@@ -316,8 +325,15 @@ const costmodel::CollectiveInfo* collective_of_nccl_tests_program(std::string_vi
 }
 
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::string& file,
-                                           std::optional<CollectiveKind> collective) {
-  Parser p(file, collective);
+                                           std::optional<CollectiveKind> collective,
+                                           std::optional<costmodel::CommGroup> group) {
+  if (group && (group->ranks < 1 || group->ranks_per_node < 1 || group->ranks_per_node > group->ranks ||
+                group->ranks % group->ranks_per_node != 0)) {
+    throw InputError(file, "", "the ranks given (" + std::to_string(group->ranks) + ", " +
+                                   std::to_string(group->ranks_per_node) +
+                                   " per node) must be >= 1 and a multiple of the ranks per node");
+  }
+  Parser p(file, collective, group);
   int n = 0;
   size_t i = 0;
   while (i <= text.size()) {
@@ -329,9 +345,9 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::str
   return p.finish();
 }
 
-std::vector<NcclTestsRun> load_nccl_tests_file(const std::string& path,
-                                               std::optional<CollectiveKind> collective) {
-  return parse_nccl_tests(read_text_file(path), path, collective);
+std::vector<NcclTestsRun> load_nccl_tests_file(const std::string& path, std::optional<CollectiveKind> collective,
+                                               std::optional<costmodel::CommGroup> group) {
+  return parse_nccl_tests(read_text_file(path), path, collective, group);
 }
 
 }  // namespace autoddl::calib

@@ -27,13 +27,14 @@ struct Case {
   std::optional<NcclAlgo> forced;  // the log's NCCL_ALGO, if it set one
   double min_bytes;                // the size range the bound below is asserted over
   double max_error;                // |predicted/measured busbw - 1|
+  std::optional<costmodel::CommGroup> group = {};  // for headerless/ logs: ranks, ranks per node
 };
 
 // Worst |error| over the log's out-of-place rows in [min_bytes, 8 GiB]; prints the table.
 double worst_error(const Case& c) {
   const std::string path =
       std::string(AUTODDL_SOURCE_DIR) + "/tests/calib/data/nccl_tests_public/" + c.file;
-  const auto runs = calib::load_nccl_tests_file(path, c.kind);
+  const auto runs = calib::load_nccl_tests_file(path, c.kind, c.group);
   REQUIRE(runs.size() == 1);
   const calib::NcclTestsRun& run = runs.front();
   const costmodel::ClusterSpec cluster = costmodel::resolve_cluster(c.cluster, c.nodes);
@@ -96,19 +97,46 @@ TEST_CASE("NCCL's model follows nccl-tests on one DGX H100") {
   }
 }
 
-// The one-process-per-GPU A100 log (8x A100-SXM4-80GB HGX, NCCL's choice; LamForest/
-// cpp-cuda-py-torch-mlir, see its header) holds within 15% from 64 MiB only: the model's ring is
-// +5.5% and -2.6% at 1 and 2 MiB (LL), but +22% to +26% fast from 8 to 32 MiB (LL128, then
-// Simple) and +14% at 128 MiB. An Azure NDv4 node (8x A100-SXM4-40GB, headerless/ in the data
-// folder: its source prints no rank lines, so the loader cannot read it) shows the same, +17% to
-// +27% from 8 to 32 MiB: NCCL's tuner is optimistic for A100 rings at mid sizes, and issue 10's
-// A100 bound from 1 MiB stays open. The -g 8 DGX A100 log is kept but not asserted (79 us at 1 MB,
-// 17% under ring bandwidth up to 512 MB).
-TEST_CASE("NCCL's model follows a one-process-per-GPU nccl-tests log on 8 A100") {
+// The one-process-per-GPU A100 logs (8x A100-SXM4-80GB HGX, NCCL's choice; LamForest/
+// cpp-cuda-py-torch-mlir, see its header; and Azure NDv4, 8x A100-SXM4-40GB, a table pasted
+// without its rank lines, read with the rank count its job script gives) hold within 15% from
+// 64 MiB only: the model's ring is within 6% at 1 MiB (LL), but +22% to +27% fast from 8 to
+// 16 MiB (LL128) and +18% to +26% at 32 MiB (Simple), +12% to +14% at 128 MiB. Every public
+// A100 log found shows the same (an ABCI A100 node with NCCL 2.8.4 is slower still at 8 MiB):
+// NCCL's tuner is optimistic for A100 rings at mid sizes, with no constant of NCCL's to explain
+// it (P2P read, on only for sm_80, moves only the Simple buffer: transport/p2p.cc), and issue
+// 10's A100 bound from 1 MiB stays open. The -g 8 DGX A100 log is kept but not asserted (79 us
+// at 1 MB, 17% under ring bandwidth up to 512 MB).
+TEST_CASE("NCCL's model follows one-process-per-GPU nccl-tests logs on 8 A100") {
   constexpr double MiB = 1 << 20;
-  const Case c{"a100_1node_allreduce_default_np8.log", CollectiveKind::all_reduce, "dgx-a100", 1, std::nullopt,
-               64 * MiB, 0.15};
-  CHECK(worst_error(c) <= c.max_error);
+  const Case cases[] = {
+      {"a100_1node_allreduce_default_np8.log", CollectiveKind::all_reduce, "dgx-a100", 1, std::nullopt, 64 * MiB, 0.15},
+      {"headerless/a100_ndv4_1node_allreduce_default_np8.log", CollectiveKind::all_reduce, "dgx-a100", 1,
+       std::nullopt, 64 * MiB, 0.15, costmodel::CommGroup{8, 8}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    CHECK(worst_error(c) <= c.max_error);
+  }
+}
+
+// Two A100 nodes over InfiniBand (Azure NDv4 and NDmv4: 8 A100 and 8 HDR 200 Gb/s NICs each, as
+// a DGX A100; 16 MPI processes, one per GPU; tables without rank lines). The two clusters agree
+// within 2% at every size from 1 MiB, and the model holds within 15% from 64 MiB (+9.6%, then
+// within 6% from 128 MiB); from 1 to 32 MiB it is +21% to +39% fast (tree/LL128, then ring/LL128):
+// A100's LL128 is slower than NCCL's tuner says across nodes too.
+TEST_CASE("NCCL's model follows nccl-tests on two A100 nodes over InfiniBand") {
+  constexpr double MiB = 1 << 20;
+  const Case cases[] = {
+      {"headerless/a100_ndv4_2node_ib_allreduce_default_np16.log", CollectiveKind::all_reduce, "dgx-a100", 2,
+       std::nullopt, 64 * MiB, 0.15, costmodel::CommGroup{16, 8}},
+      {"headerless/a100_ndmv4_2node_ib_allreduce_default_np16.log", CollectiveKind::all_reduce, "dgx-a100", 2,
+       std::nullopt, 64 * MiB, 0.15, costmodel::CommGroup{16, 8}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    CHECK(worst_error(c) <= c.max_error);
+  }
 }
 
 // Two HGX H100 nodes (8 GPUs and 8 ConnectX-7 NDR 400 Gb/s InfiniBand NICs each, as a DGX H100),
@@ -131,3 +159,4 @@ TEST_CASE("NCCL's model follows nccl-tests on two H100 nodes over InfiniBand") {
     CHECK(worst_error(c) <= c.max_error);
   }
 }
+

@@ -213,3 +213,54 @@ TEST_CASE("nccl-tests program names map to collectives", "[calib][nccl-tests]") 
         CollectiveKind::all_reduce);
   CHECK(collective_of_nccl_tests_program("hypercube_perf") == nullptr);
 }
+
+// A table pasted from its column header on (no "# nThread", no "#  Rank" lines): the caller gives
+// the ranks and ranks per node, and the busbw factor checks them.
+TEST_CASE("a table without rank lines takes its ranks from the caller, checked by busbw", "[calib][nccl-tests]") {
+  const std::string columns = std::string(kHeader).substr(std::string(kHeader).find("#       size"));
+  const std::string text =
+      columns + "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n";
+  CHECK(expect_error(text, CollectiveKind::all_reduce).find("log.txt: line 1: cannot tell the number of ranks") == 0);
+  const auto runs = parse_nccl_tests(text, "log.txt", CollectiveKind::all_reduce, autoddl::costmodel::CommGroup{8, 8});
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].group.ranks == 8);
+  CHECK(runs[0].group.ranks_per_node == 8);
+  CHECK(runs[0].rows.size() == 1);
+  // 16 ranks would make busbw 1.875 x algbw, not the log's 1.75.
+  try {
+    parse_nccl_tests(text, "log.txt", CollectiveKind::all_reduce, autoddl::costmodel::CommGroup{16, 8});
+    FAIL("16 ranks accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("over 16 ranks: wrong collective or rank count?") != std::string::npos);
+  }
+}
+
+// One process per GPU prints "# nThread 1 nGpus 1" in each process; without rank lines the
+// caller's ranks win over that one-rank reading.
+TEST_CASE("ranks given by the caller override nThread x nGpus when there are no rank lines", "[calib][nccl-tests]") {
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 64 step: 2(factor) warmup iters: 5 iters: 20\n" +
+      std::string(kHeader).substr(std::string(kHeader).find("#       size")) +
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n";
+  CHECK(parse_nccl_tests(text, "log.txt", CollectiveKind::all_reduce, autoddl::costmodel::CommGroup{8, 8})[0].group.ranks == 8);
+}
+
+TEST_CASE("ranks given by the caller must agree with the log's rank lines", "[calib][nccl-tests]") {
+  const std::string text =
+      std::string(kHeader) + "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43      0\n";
+  CHECK(parse_nccl_tests(text, "log.txt", {}, autoddl::costmodel::CommGroup{2, 2})[0].group.ranks == 2);
+  CHECK(expect_error(text, std::nullopt) == "no error");
+  try {
+    parse_nccl_tests(text, "log.txt", {}, autoddl::costmodel::CommGroup{2, 1});
+    FAIL("a disagreeing group accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "log.txt: line 2: the log's '#  Rank' lines show 2 ranks, 2 per node, but 2 ranks, 1 per node were given");
+  }
+  try {
+    parse_nccl_tests(text, "log.txt", {}, autoddl::costmodel::CommGroup{3, 2});
+    FAIL("3 ranks of 2 per node accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("must be >= 1 and a multiple of the ranks per node") != std::string::npos);
+  }
+}

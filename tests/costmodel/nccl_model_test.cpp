@@ -38,6 +38,29 @@ TEST_CASE("channel graphs: the speeds NCCL's search settles on for DGX A100 and 
   NcclTuning h100x2 = nccl_tuning(resolve_cluster("dgx-h100", 2), {16, 8, 8});
   CHECK(h100x2.ring.channels == 8);
   CHECK(h100x2.ring.bw_inter_GBps == Approx(45));
+  // The communicator runs twice the graph's channels (connect.cc): 24 on one DGX A100, as the
+  // "Channel 00/24" lines of an HGX A100's NCCL log show (NVIDIA/nccl-tests issue 100); on two
+  // H100 nodes 16 (no second doubling: the graph's intra speed, 45, is not above 45).
+  CHECK(a100.channels == 24);
+  CHECK(h100.channels == 24);
+  CHECK(h100x2.channels == 16);
+}
+
+TEST_CASE("a ring launched on fewer than the graph's channels slows by graph / launched", "[costmodel][nccl]") {
+  // Simple ring: channels launched drop while bytes < channels x 512 threads x 64 B (enqueue.cc).
+  NcclTuning a100 = one_node("dgx-a100");
+  REQUIRE(a100.ring.channels == 12);
+  auto at = [&](double bytes) { return nccl_time(a100, K::all_reduce, bytes, NcclAlgo::ring, NcclProto::simple); };
+  const double lat_s = a100.lat_us[0][int(NcclAlgo::ring)][int(NcclProto::simple)] * 1e-6;
+  const double bw = a100.bw_GBps[0][int(NcclAlgo::ring)][int(NcclProto::simple)] * 1e9;
+  // 256 KiB launches 8 channels: 8 of the graph's 12 carry the bandwidth, 12/8 slower.
+  const NcclEstimate small = at(256 << 10);
+  CHECK(small.channels == 8);
+  CHECK(small.time_s == Approx(lat_s + (256 << 10) * 12.0 / 8 / bw));
+  // 640 KiB launches 20 of the communicator's 24: every graph channel runs, the tuner's time holds.
+  const NcclEstimate mid = at(640 << 10);
+  CHECK(mid.channels == 20);
+  CHECK(mid.time_s == Approx(lat_s + (640 << 10) / bw));
 }
 
 TEST_CASE("large all-reduce busbw plateaus where NCCL's model puts it", "[costmodel][nccl]") {

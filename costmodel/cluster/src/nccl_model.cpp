@@ -15,6 +15,12 @@
 //    nvls (Hopper+ with NVLink SHARP): channels = GPUs of the node (heads: min(GPUs, NICs)
 //    across nodes), intra speed the largest with channels·s <= B·g/(g−1), inter speed raised
 //    to the largest array speed below 2× intra (one node) or the NIC-limited speed (n > 1).
+//    The communicator then runs twice the ring graph's channels (src/graph/connect.cc,
+//    ncclTopoPostset: "Duplication should be complete now", nChannels × 2, at most MAXCHANNELS
+//    = 64), and on Hopper and newer across nodes twice again while it has fewer than 16 and the
+//    graph's intra speed is above 45 ("4 compute channels per search channel"). The tuner still
+//    prices the graph's channels (busBw below); the launched kernel (item 4) and the ring plateau
+//    test (item 3) count the communicator's.
 // 2. Tuning (src/graph/tuning.cc, ncclTopoTuneModel), per collective, algorithm, protocol:
 //    busBw = channels·bw (bw = graph intra speed if nodes <= 2, else inter speed);
 //    NVLS: bw = min(intra·eff·(c−1)/c·(AR ? 2 : (ppn−1)/ppn), inter·(NVLS-tree, <= 2 nodes ? 2 : 1),
@@ -37,11 +43,12 @@
 // 3. Time (ncclTopoGetAlgoTime): tree AR bandwidth × treeCorrectionFactor[p][log2(bytes/64)]
 //    for bytes < 512 MiB; multi-node ring/Simple AR latency ×1.4 (×1.9 before Ampere) once
 //    bytes/(channels·ranks) >= 64 ("plateau effect"). NCCL picks the smallest time.
-// 4. Channels launched (src/enqueue.cc): ring and tree drop channels while
-//    bytes < channels·threads·threshold (threads 512 LL / 640 LL128 / 512 Simple; threshold
-//    8·ranks ring-LL, 8 LL128, 64 Simple); NCCL's tuner times the full channel count, but the
-//    launched kernel moves data on fewer channels, so our time scales the bandwidth term by
-//    channels/launched. NVLS launches its 16 (Hopper) / 24-32 (Blackwell) NVLS channels.
+// 4. Channels launched (src/enqueue.cc): ring and tree drop channels from the communicator's
+//    while bytes < channels·threads·threshold (threads 512 LL / 640 LL128 / 512 Simple;
+//    threshold 8·ranks ring-LL, 8 LL128, 64 Simple); NCCL's tuner times the full channel count,
+//    but the launched kernel moves data on fewer channels. A graph channel carries the search's
+//    per-channel speed (item 1), which the duplicated channels share; so our time scales the
+//    bandwidth term by graph channels/launched once fewer than the graph's channels run. NVLS launches its 16 (Hopper) / 24-32 (Blackwell) NVLS channels.
 // 5. NVLS and NVLS-tree move data in rounds (src/enqueue.cc): each of ops = launched channels ×
 //    heads concurrent operations moves one chunk per round, and the chunk shrinks for smaller
 //    sizes: NVLS from NCCL_NVLS_CHUNKSIZE (128 KiB) to 64 KiB below 64·ops·chunk, 32 KiB below
@@ -122,7 +129,8 @@ Speeds speeds(int arch, bool inter) {
                : Speeds{kSpeedIntra, int(std::size(kSpeedIntra))};
 }
 
-constexpr int kMaxRingChannels = 32;  // init.cc: ringGraph->maxChannels = MAXCHANNELS / 2
+constexpr int kMaxChannels = 64;                    // device.h MAXCHANNELS
+constexpr int kMaxRingChannels = kMaxChannels / 2;  // init.cc: ringGraph->maxChannels = MAXCHANNELS / 2
 constexpr double kPciGen4BwGBps = 24.0;  // used when the node has no NVLink
 
 int arch_index(const std::string& arch) {
@@ -246,7 +254,8 @@ NcclTuning nccl_tuning(const ClusterSpec& c, const NcclComm& comm) {
     t.ring.bw_inter_GBps *= comm.nics;
     t.ring.bw_intra_GBps = std::min(t.ring.bw_intra_GBps, t.ring.bw_inter_GBps);
   }
-  t.channels = t.ring.channels;
+  t.channels = std::min(kMaxChannels, 2 * t.ring.channels);  // item 1: connect.cc's duplication
+  if (t.arch >= 2 && net && t.ring.bw_intra_GBps > 45.0 && t.channels < 16) t.channels = std::min(kMaxChannels, 2 * t.channels);
   const bool nvls_ok = spec.nvls && nvlink && ppn >= 2 && kNvlsEfficiency[t.arch] > 0;
   if (nvls_ok) t.nvls = nvls_graph(t.arch, ppn, gpu_bw, net, comm.nics, nic_bw);
   t.nvls_channels = t.arch >= 3 ? (net ? 32 : 24) : 16;  // nvls.cc NVLS_NCHANNELS_SM90/SM100
@@ -374,7 +383,7 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes, N
     const double threads = p == kLL128 ? 640 : 512;
     const double threshold = p == kSimple ? 64 : (p == kLL && a == kRing ? 8.0 * t.ranks : 8.0);
     while (launched >= 2 && bytes < launched * threads * threshold) --launched;
-    time_us = lat + bytes * (double(t.channels) / std::max(launched, 1)) / (1000.0 * bw);
+    time_us = lat + bytes * std::max(1.0, double(t.ring.channels) / std::max(launched, 1)) / (1000.0 * bw);
   } else if (nvls && t.nvls.channels > 0) {
     // Item 5: rounds of chunks, each paying the chunk latency, plus one round of pipeline fill.
     const double ops = double(launched) * t.nvls.channels;

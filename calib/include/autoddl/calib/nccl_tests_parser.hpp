@@ -3,7 +3,8 @@
 // writeBenchmarkLine*), so a user who already ran nccl-tests can calibrate without our binaries.
 // A file may hold several runs (each starts at its "# nThread ..." line). The collective comes
 // from the "# Collective test starting: <program>" line, else from the caller, else from the
-// file name; the rank count and ranks per node from the "#  Rank ... on <host> device ..." lines.
+// file name; the rank count and ranks per node from the "#  Rank ... on <host> device ..." lines,
+// else from the caller (for tables copied without their header), else from "# nThread" (one process).
 // NCCL_DEBUG lines ("host:pid:tid [dev] NCCL INFO ...") are skipped; any other line that is not
 // a '#' line or a well-formed result row is an InputError(file, "line N", reason).
 #pragma once
@@ -52,11 +53,17 @@ struct NcclTestsRun {
 // Parses one log. `collective`, when given, names the collective of every run (and must agree
 // with the log if the log names its program). Checks busbw/algbw against the collective's busbw
 // factor (costmodel::collective_info(kind).bw_factor(ranks)), which catches a wrong collective
-// or rank count. Throws InputError(file, "line N", reason).
+// or rank count. `group`, when given, is the ranks and ranks per node of every run: it is what a
+// log without "#  Rank" lines (a table pasted from its column header on) cannot say, and it must
+// agree with the rank lines of a log that has them. One process per GPU (`mpirun -np 8 ... -g 1`)
+// prints "# nThread 1 nGpus 1" per process, so without rank lines `group` also overrides nThread.
+// Throws InputError(file, "line N", reason).
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text, const std::string& file,
-                                           std::optional<costmodel::CollectiveKind> collective = {});
-std::vector<NcclTestsRun> load_nccl_tests_file(
-    const std::string& path, std::optional<costmodel::CollectiveKind> collective = {});
+                                           std::optional<costmodel::CollectiveKind> collective = {},
+                                           std::optional<costmodel::CommGroup> group = {});
+std::vector<NcclTestsRun> load_nccl_tests_file(const std::string& path,
+                                               std::optional<costmodel::CollectiveKind> collective = {},
+                                               std::optional<costmodel::CommGroup> group = {});
 
 // The collective of an nccl-tests program name ("./build/all_reduce_perf_mpi" -> all_reduce);
 // nullptr if it is not one autoddl models.

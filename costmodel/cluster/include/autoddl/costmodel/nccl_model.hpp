@@ -51,7 +51,7 @@ struct NcclTuning {
   NcclGraph ring, nvls;
   int ranks = 1, nodes = 1;
   int arch = 0;                 // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
-  int channels = 1;             // comm->nChannels (ring/tree channels)
+  int channels = 1;             // comm->nChannels: the ring graph's channels, duplicated (item 1)
   int nvls_channels = 0;        // channels NVLS kernels launch (NCCL_NVLS_NCHANNELS default)
   float chunk_lat_us = 0;       // latency per chunk round of NVLS kernels (nccl_model.cpp item 5)
 };
