@@ -11,6 +11,7 @@
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 #ifdef AUTODDL_HAVE_SIM
 #include "autoddl/sim/simulate.hpp"
 #endif
@@ -31,6 +32,7 @@ struct CommOptions {
   bool sim = false;
   std::string fidelity = "step";
   std::string model = "auto";
+  std::string nccl_algo, nccl_proto;  // as NCCL_ALGO / NCCL_PROTO: restrict NCCL's choice
 };
 
 struct CommRow {
@@ -83,16 +85,35 @@ int run_comm(const CommOptions& opt) {
     throw InputError("--model", "", "cluster '" + c.name + "' has no nccl block (docs/cluster-json.md), so NCCL's model has no constants for it");
   }
   const bool nccl = opt.model == "nccl" || (opt.model == "auto" && c.nccl);
+  // NCCL_ALGO / NCCL_PROTO: NCCL's choice among what they allow, as NCCL makes it.
+  std::optional<NcclAlgo> only_algo;
+  std::optional<NcclProto> only_proto;
+  if (!opt.nccl_algo.empty() && !(only_algo = parse_nccl_algo(opt.nccl_algo))) {
+    throw InputError("--nccl-algo", opt.nccl_algo, "must be ring, tree, nvls, nvls_tree or pat (NCCL_ALGO's names)");
+  }
+  if (!opt.nccl_proto.empty() && !(only_proto = parse_nccl_proto(opt.nccl_proto))) {
+    throw InputError("--nccl-proto", opt.nccl_proto, "must be LL, LL128 or Simple (NCCL_PROTO's names)");
+  }
+  const bool restricted = only_algo || only_proto;
+  if (restricted && (!nccl || opt.sim)) {
+    throw InputError(only_algo ? "--nccl-algo" : "--nccl-proto", "",
+                     opt.sim ? "restricts NCCL's analytical model; the simulator (--sim) takes NCCL's own choice"
+                             : "restricts NCCL's model, which --model alpha-beta (or a cluster without an nccl block) does not use");
+  }
   CommGroup g = contiguous_group(c, opt.ranks);
   std::vector<CommRow> rows;
   for (double b = static_cast<double>(lo); b <= static_cast<double>(hi) * (1 + 1e-12); b *= opt.factor) {
     auto bytes = static_cast<int64_t>(b);
-    CollectiveEstimate e = nccl ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes))
-                                : collective_time(c, info->kind, g, static_cast<double>(bytes));
+    CollectiveEstimate e =
+        restricted ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes), only_algo, only_proto)
+        : nccl     ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes))
+                   : collective_time(c, info->kind, g, static_cast<double>(bytes));
     rows.push_back({bytes, e.time_s, e.algo, e.protocol});
   }
   for (const CommRow& r : rows) check_time(r, opt.cluster);
   std::string source = nccl ? "NCCL's tuning model" : "alpha-beta model";
+  if (only_algo) source += ", NCCL_ALGO=" + std::string(nccl_algo_name(*only_algo));
+  if (only_proto) source += ", NCCL_PROTO=" + std::string(nccl_proto_name(*only_proto));
   if (opt.sim) {
 #ifdef AUTODDL_HAVE_SIM
     sim::Fidelity f;
@@ -152,6 +173,10 @@ RunFn setup_comm(CLI::App& sub) {
   sub.add_option("--model", opt->model,
                  "auto (NCCL's tuning model where the cluster has an nccl block, else alpha-beta) | nccl | alpha-beta")
       ->capture_default_str();
+  sub.add_option("--nccl-algo", opt->nccl_algo,
+                 "As NCCL_ALGO: NCCL's model chooses only among this algorithm's protocols (ring, tree, nvls, "
+                 "nvls_tree, pat)");
+  sub.add_option("--nccl-proto", opt->nccl_proto, "As NCCL_PROTO: only this protocol (LL, LL128, Simple)");
   sub.add_flag("--sim", opt->sim, "Time the collectives with the SimGrid simulator instead of the analytical model");
   sub.add_option("--fidelity", opt->fidelity, "With --sim: step (every ring step) or flow (one flow per phase)")
       ->capture_default_str();

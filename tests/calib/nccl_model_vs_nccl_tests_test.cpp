@@ -46,15 +46,8 @@ double worst_error(const Case& c) {
   std::printf("%s (%d ranks, %s)\n", c.file, ranks, c.forced ? "forced algorithm" : "NCCL's choice");
   for (const calib::NcclTestsRow& row : run.rows) {
     if (row.size_bytes < c.min_bytes) continue;
-    costmodel::NcclEstimate e;
-    if (c.forced) {
-      for (int p = 0; p < costmodel::kNcclProtoCount; ++p) {
-        auto q = costmodel::nccl_time(t, run.kind, row.size_bytes, *c.forced, costmodel::NcclProto(p));
-        if (q.time_s >= 0 && (e.time_s < 0 || q.time_s < e.time_s)) e = q;
-      }
-    } else {
-      e = costmodel::nccl_time(t, run.kind, row.size_bytes);
-    }
+    // NCCL_ALGO set: NCCL still chooses the protocol, by its tuner's time.
+    const costmodel::NcclEstimate e = costmodel::nccl_choice(t, run.kind, row.size_bytes, c.forced, std::nullopt);
     REQUIRE(e.time_s > 0);
     const double predicted = costmodel::busbw_GBps(run.kind, ranks, row.size_bytes, e.time_s);
     const double measured = row.out_of_place.busbw_GBps;

@@ -68,8 +68,10 @@
 #include "autoddl/costmodel/nccl_model.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iterator>
+#include <string>
 
 #include "autoddl/costmodel/error.hpp"
 
@@ -397,15 +399,18 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes, N
   return {time_us * 1e-6, algo, proto, launched};
 }
 
-NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes) {
+NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes, std::optional<NcclAlgo> only_algo,
+                         std::optional<NcclProto> only_proto) {
   // NCCL picks the (algorithm, protocol) its tuner times fastest (item 3); we price that choice.
   const int k = kind_row(kind);
   if (k < 0) return {};
-  if (t.ranks <= 1) return {0, NcclAlgo::ring, NcclProto::simple, 0};
+  if (t.ranks <= 1) return {0, only_algo.value_or(NcclAlgo::ring), only_proto.value_or(NcclProto::simple), 0};
   int best_a = -1, best_p = -1;
   double best = 0;
   for (int a = 0; a < kNcclAlgoCount; ++a) {
+    if (only_algo && a != int(*only_algo)) continue;
     for (int p = 0; p < kNcclProtoCount; ++p) {
+      if (only_proto && p != int(*only_proto)) continue;
       double lat = 0, bw = 0;
       const double tuner = tuner_time_us(t, k, bytes, a, p, lat, bw);
       if (tuner >= 0 && (best_a < 0 || tuner < best)) {
@@ -417,6 +422,32 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes) {
   }
   if (best_a < 0) return {};
   return nccl_time(t, kind, bytes, NcclAlgo(best_a), NcclProto(best_p));
+}
+
+NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes) {
+  return nccl_choice(t, kind, bytes, std::nullopt, std::nullopt);
+}
+
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view name) {
+  std::string n;
+  for (char ch : name) {
+    if (ch != '_') n += char(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (n == "tree") return NcclAlgo::tree;
+  if (n == "ring") return NcclAlgo::ring;
+  if (n == "nvls") return NcclAlgo::nvls;
+  if (n == "nvlstree") return NcclAlgo::nvls_tree;
+  if (n == "pat") return NcclAlgo::pat;
+  return std::nullopt;
+}
+
+std::optional<NcclProto> parse_nccl_proto(std::string_view name) {
+  std::string n;
+  for (char ch : name) n += char(std::tolower(static_cast<unsigned char>(ch)));
+  if (n == "ll") return NcclProto::ll;
+  if (n == "ll128") return NcclProto::ll128;
+  if (n == "simple") return NcclProto::simple;
+  return std::nullopt;
 }
 
 }  // namespace autoddl::costmodel

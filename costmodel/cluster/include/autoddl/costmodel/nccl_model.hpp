@@ -7,6 +7,7 @@
 // (ClusterSpec::nccl); the formulas are written out in costmodel/cluster/src/nccl_model.cpp's header.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -20,6 +21,10 @@ inline constexpr int kNcclAlgoCount = 5;
 inline constexpr int kNcclProtoCount = 3;
 std::string_view nccl_algo_name(NcclAlgo a);    // "ring", "nvls_tree", ...
 std::string_view nccl_proto_name(NcclProto p);  // "LL", "LL128", "Simple"
+// The names NCCL_ALGO / NCCL_PROTO take, any case ("Ring", "NVLSTree" or "nvls_tree", "LL128",
+// "Simple"); empty if the name is none of ours (CollNet is not modelled).
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view name);
+std::optional<NcclProto> parse_nccl_proto(std::string_view name);
 // The id of NCCL's algorithm in the collective algorithm table (collective.hpp).
 CollectiveAlgo collective_algo_of(NcclAlgo a);
 
@@ -67,7 +72,17 @@ struct NcclEstimate {
 };
 // The (algorithm, protocol) NCCL picks for `bytes` (nccl-tests "size") and its time.
 NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes);
-// One (algorithm, protocol), as with NCCL_ALGO / NCCL_PROTO set; time_s < 0 if unavailable.
+// One (algorithm, protocol); time_s < 0 if unavailable.
 NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes, NcclAlgo a, NcclProto p);
+// NCCL's choice among the algorithms and protocols allowed, as with NCCL_ALGO and/or NCCL_PROTO
+// naming one (empty: any); time_s < 0 if none of them is available for this communicator.
+NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes, std::optional<NcclAlgo> only_algo,
+                         std::optional<NcclProto> only_proto);
+
+// nccl_collective_time (collective.hpp) with the choice restricted as above, and no calibrated
+// time (a calibration measured NCCL's own choice). Throws InputError(field, "", why) when the
+// cluster has no nccl block, the kind is not NCCL's tuner's, or nothing allowed is available.
+CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g, double bytes,
+                                        std::optional<NcclAlgo> only_algo, std::optional<NcclProto> only_proto);
 
 }  // namespace autoddl::costmodel
