@@ -20,6 +20,7 @@ namespace {
 struct FitArgs {
   std::vector<std::string> nccl_tests;
   std::string collective;
+  std::string nccl_algo, nccl_proto;  // the logs' NCCL_ALGO / NCCL_PROTO
   int ranks = 0;           // 0: from each log's rank lines
   int ranks_per_node = 0;  // 0: --ranks (one node)
   std::vector<std::string> measurements;
@@ -122,6 +123,16 @@ int run_fit(const FitArgs& a) {
     opt.peak_source = "cluster " + a.cluster;
     opt.nccl_cluster = std::move(c);
   }
+  if (!a.nccl_algo.empty() && !(opt.nccl_only.algo = costmodel::parse_nccl_algo(a.nccl_algo))) {
+    throw InputError("--nccl-algo", a.nccl_algo, "must be ring, tree, nvls, nvls_tree or pat (NCCL_ALGO's names)");
+  }
+  if (!a.nccl_proto.empty() && !(opt.nccl_only.proto = costmodel::parse_nccl_proto(a.nccl_proto))) {
+    throw InputError("--nccl-proto", a.nccl_proto, "must be LL, LL128 or Simple (NCCL_PROTO's names)");
+  }
+  if ((opt.nccl_only.algo || opt.nccl_only.proto) && !opt.nccl_cluster) {
+    throw InputError(opt.nccl_only.algo ? "--nccl-algo" : "--nccl-proto", "",
+                     "says how the logs were run for NCCL's model, which is fitted only with --cluster");
+  }
   if (!a.peak.empty()) {
     for (auto [t, v] : parse_peaks(a.peak)) opt.peak_flops_per_s[t] = v;
     opt.peak_source = a.cluster.empty() ? "--peak" : "--peak / cluster " + a.cluster;
@@ -157,6 +168,10 @@ RunFn setup_fit(CLI::App& sub) {
       ->check(integer_at_least(1));
   sub.add_option("--ranks-per-node", a->ranks_per_node, "ranks per node of those runs (default: --ranks, one node)")
       ->check(integer_at_least(1));
+  sub.add_option("--nccl-algo", a->nccl_algo,
+                 "the NCCL_ALGO the logs were run with (ring, tree, nvls, nvls_tree, pat): NCCL's model is fitted "
+                 "choosing only among its protocols");
+  sub.add_option("--nccl-proto", a->nccl_proto, "the NCCL_PROTO the logs were run with (LL, LL128, Simple)");
   sub.add_option("--measurements", a->measurements,
                  "result JSON files of autoddl's GPU microbenchmarks (autoddl calibrate)");
   sub.add_option("--out", a->out, "calibration JSON to write")->required();

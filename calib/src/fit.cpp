@@ -244,7 +244,7 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
   }
   if (!shapes.empty()) {
     if (opt.nccl_cluster && opt.nccl_cluster->nccl) {
-      out.nccl_model = fit_nccl_model(*opt.nccl_cluster, shapes);
+      out.nccl_model = fit_nccl_model(*opt.nccl_cluster, shapes, opt.nccl_only);
       for (const NcclModelFitRow& t : out.nccl_model) {
         cal.nccl_model.push_back(t.tier);
         if (t.unusable_choices > 0) {
@@ -254,6 +254,17 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
         }
       }
       if (!cal.nccl_model.empty()) cal.nccl_basis = nccl_model_basis(*opt.nccl_cluster);
+      if (!out.nccl_model.empty() && (opt.nccl_only.algo || opt.nccl_only.proto)) {
+        std::string env;
+        if (opt.nccl_only.algo) env = "NCCL_ALGO=" + std::string(costmodel::nccl_algo_name(*opt.nccl_only.algo));
+        if (opt.nccl_only.proto) {
+          env += (env.empty() ? "" : ", ") + std::string("NCCL_PROTO=") +
+                 std::string(costmodel::nccl_proto_name(*opt.nccl_only.proto));
+        }
+        out.notes.push_back("nccl model: fitted as the runs were made, with " + env +
+                            ": sizes whose choice was not logged are priced with NCCL's choice among what that allows; "
+                            "the calibration prices NCCL's own choice");
+      }
     } else {
       out.notes.push_back(opt.nccl_cluster ? "cluster " + opt.nccl_cluster->name + " has no nccl block: NCCL's model not fitted"
                                            : "no --cluster: NCCL's model not fitted (give the cluster the calibration is for)");

@@ -29,7 +29,7 @@ constexpr double kMinEfficiency = 1e-3, kMaxEfficiency = 10;  // the loader's ra
 struct Shape {
   const ShapePoints* points = nullptr;
   NcclTuning base, lat_plus_1us, half_bw;
-  std::vector<int> logged;  // per point: index into pairs of the logged pair, or -1
+  NcclRestriction only;  // the runs' NCCL_ALGO / NCCL_PROTO
 };
 
 struct Pair {
@@ -75,7 +75,7 @@ Pair pick(const Shape& s, size_t i, const NcclTuning& fitted, bool* logged = nul
     }
   }
   if (logged) *logged = false;
-  const costmodel::NcclEstimate e = costmodel::nccl_time(fitted, s.points->kind, pt.bytes);
+  const costmodel::NcclEstimate e = costmodel::nccl_choice(fitted, s.points->kind, pt.bytes, s.only.algo, s.only.proto);
   return {e.algo, e.proto};
 }
 
@@ -151,7 +151,8 @@ costmodel::NcclModelBasis nccl_model_basis(const costmodel::ClusterSpec& c) {
           c.inter.nics_per_node, c.gpus_per_node};
 }
 
-std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, const std::vector<ShapePoints>& shapes) {
+std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, const std::vector<ShapePoints>& shapes,
+                                            const NcclRestriction& only) {
   if (!c.nccl) throw InputError("--cluster", c.name, "has no nccl block: NCCL's model cannot be fitted to it");
   std::vector<Shape> all;
   all.reserve(shapes.size());
@@ -159,7 +160,17 @@ std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, con
     if (!costmodel::link_tier_collective(s.kind) || s.group.ranks < 2 || s.points.empty()) continue;
     Shape sh;
     sh.points = &s;
+    sh.only = only;
     sh.base = costmodel::nccl_tuning(c, costmodel::nccl_comm_for(c, s.group, s.groups_per_node));
+    if ((only.algo || only.proto) &&
+        costmodel::nccl_choice(sh.base, s.kind, s.points.front().bytes, only.algo, only.proto).time_s < 0) {
+      std::string what = only.algo ? std::string(costmodel::nccl_algo_name(*only.algo)) : "";
+      if (only.proto) what += (what.empty() ? "" : "/") + std::string(costmodel::nccl_proto_name(*only.proto));
+      throw InputError(only.algo ? "--nccl-algo" : "--nccl-proto", what,
+                       "NCCL's model has no " + what + " " + std::string(costmodel::collective_info(s.kind).name) +
+                           " for " + std::to_string(s.group.ranks) + " ranks, " + std::to_string(s.group.ranks_per_node) +
+                           " per node, on " + c.name);
+    }
     NcclModelCalibration plus;
     plus.latency_offset_s = 1e-6;
     sh.lat_plus_1us = costmodel::apply_nccl_calibration(sh.base, plus);

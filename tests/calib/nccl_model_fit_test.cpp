@@ -200,3 +200,31 @@ TEST_CASE("fitted NCCL-model tiers price unmeasured mesh dims, measured entries 
   CHECK(mesh.collective_time_s(1, CollectiveKind::all_gather, 1 << 20) ==
         Approx(nccl_time(fitted_intra, CollectiveKind::all_gather, 1 << 20).time_s).epsilon(1e-12));
 }
+
+// nccl-tests run with NCCL_ALGO=Ring and no NCCL_DEBUG lines: NCCL chose the protocol among the
+// ring's. Fitted as run (NcclRestriction), the tier comes back exactly; fitted as if NCCL had
+// chosen freely (NVLS from 2 MiB on one H100 node), it does not.
+TEST_CASE("the NCCL-model fit prices unlogged sizes with the NCCL_ALGO the runs were made with", "[calib][nccl_fit]") {
+  const ClusterSpec c = h100(1);
+  const NcclModelCalibration truth = params(0.85, 4e-6);
+  const CommGroup g{8, 8};
+  const NcclTuning t = apply_nccl_calibration(nccl_tuning(c, nccl_comm_for(c, g, 1)), truth);
+  std::vector<ShapePoints> shapes{ShapePoints{CollectiveKind::all_reduce, g, 1, {}, {}}};
+  for (double b = 1 << 10; b <= (1 << 30); b *= 4) {
+    const NcclEstimate e = nccl_choice(t, CollectiveKind::all_reduce, b, NcclAlgo::ring, std::nullopt);
+    REQUIRE(e.algo == NcclAlgo::ring);
+    shapes[0].points.push_back({b, e.time_s});
+  }
+  const auto ring = fit_nccl_model(c, shapes, NcclRestriction{NcclAlgo::ring, std::nullopt});
+  REQUIRE(ring.size() == 1);
+  CHECK(ring[0].tier.bw_efficiency == Approx(0.85).epsilon(1e-4));
+  CHECK(ring[0].tier.latency_offset_s == Approx(4e-6).margin(1e-9));
+  CHECK(ring[0].tier.mean_rel_error < 1e-4);
+  const auto free = fit_nccl_model(c, shapes);
+  REQUIRE(free.size() == 1);
+  CHECK(free[0].tier.mean_rel_error > 0.01);
+  // Nothing of NCCL's model is allowed: NVLS on an A100 node.
+  const ClusterSpec a100 = resolve_cluster("dgx-a100", 1);
+  CHECK_THROWS_WITH(fit_nccl_model(a100, shapes, NcclRestriction{NcclAlgo::nvls, std::nullopt}),
+                    "--nccl-algo: nvls: NCCL's model has no nvls all_reduce for 8 ranks, 8 per node, on dgx-a100");
+}

@@ -26,6 +26,7 @@ struct FitOptions {
   // Fit NCCL's model (nccl_model_fit.hpp) against this cluster's NCCL block; none, or a cluster
   // without an nccl block: not fitted, with a note.
   std::optional<costmodel::ClusterSpec> nccl_cluster;
+  NcclRestriction nccl_only;  // the NCCL_ALGO / NCCL_PROTO the logs were run with
   // Reference peaks efficiencies are fractions of. A dtype without one uses its best measured
   // throughput (efficiency relative to the best kernel seen), and the report says so.
   std::map<costmodel::DType, double> peak_flops_per_s;
