@@ -21,6 +21,7 @@ struct FitArgs {
   std::vector<std::string> nccl_tests;
   std::string collective;
   std::string nccl_algo, nccl_proto;  // the logs' NCCL_ALGO / NCCL_PROTO
+  bool nccl_per_protocol = false;
   int ranks = 0;           // 0: from each log's rank lines
   int ranks_per_node = 0;  // 0: --ranks (one node)
   std::vector<std::string> measurements;
@@ -129,6 +130,10 @@ int run_fit(const FitArgs& a) {
   if (!a.nccl_proto.empty() && !(opt.nccl_only.proto = costmodel::parse_nccl_proto(a.nccl_proto))) {
     throw InputError("--nccl-proto", a.nccl_proto, "must be LL, LL128 or Simple (NCCL_PROTO's names)");
   }
+  opt.nccl_per_protocol = a.nccl_per_protocol;
+  if (a.nccl_per_protocol && !opt.nccl_cluster) {
+    throw InputError("--nccl-per-protocol", "", "fits NCCL's model, which is fitted only with --cluster");
+  }
   if ((opt.nccl_only.algo || opt.nccl_only.proto) && !opt.nccl_cluster) {
     throw InputError(opt.nccl_only.algo ? "--nccl-algo" : "--nccl-proto", "",
                      "says how the logs were run for NCCL's model, which is fitted only with --cluster");
@@ -172,6 +177,9 @@ RunFn setup_fit(CLI::App& sub) {
                  "the NCCL_ALGO the logs were run with (ring, tree, nvls, nvls_tree, pat): NCCL's model is fitted "
                  "choosing only among its protocols");
   sub.add_option("--nccl-proto", a->nccl_proto, "the NCCL_PROTO the logs were run with (LL, LL128, Simple)");
+  sub.add_flag("--nccl-per-protocol", a->nccl_per_protocol,
+               "fit NCCL's model with its own bandwidth efficiency and latency offset per protocol (LL, LL128, "
+               "Simple) where a tier has at least two sizes of it");
   sub.add_option("--measurements", a->measurements,
                  "result JSON files of autoddl's GPU microbenchmarks (autoddl calibrate)");
   sub.add_option("--out", a->out, "calibration JSON to write")->required();

@@ -244,7 +244,7 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
   }
   if (!shapes.empty()) {
     if (opt.nccl_cluster && opt.nccl_cluster->nccl) {
-      out.nccl_model = fit_nccl_model(*opt.nccl_cluster, shapes, opt.nccl_only);
+      out.nccl_model = fit_nccl_model(*opt.nccl_cluster, shapes, opt.nccl_only, opt.nccl_per_protocol);
       for (const NcclModelFitRow& t : out.nccl_model) {
         cal.nccl_model.push_back(t.tier);
         if (t.unusable_choices > 0) {

@@ -96,6 +96,13 @@ std::string format_fit_report(const FitResult& r) {
              c.inter_node ? std::to_string(c.ranks_per_node).c_str() : "all", c.groups_per_node, c.shapes, c.points,
              c.attributed_points,
              c.bw_efficiency, c.latency_offset_s * 1e6, c.mean_rel_error * 100, percent(c.holdout_rel_error).c_str());
+      for (int p = 0; p < costmodel::kNcclProtoCount; ++p) {
+        const costmodel::NcclModelCalibration::Protocol& tp = c.protocols[size_t(p)];
+        if (!tp.fitted) continue;
+        append(out, "  %-8s %8s %6s %6s %6d %10s %9.3f %9.2f\n",
+               std::string(costmodel::nccl_proto_name(costmodel::NcclProto(p))).c_str(), "", "", "", tp.points, "",
+               tp.bw_efficiency, tp.latency_offset_s * 1e6);
+      }
       append_holdout(out, t.holdout);
     }
   }

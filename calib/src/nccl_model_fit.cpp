@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -41,10 +42,12 @@ struct Pair {
 struct Params {
   double efficiency = 1;
   double offset_us = 0;
+  std::array<NcclModelCalibration::Protocol, costmodel::kNcclProtoCount> protocols{};
   NcclModelCalibration tier() const {
     NcclModelCalibration t;
     t.bw_efficiency = efficiency;
     t.latency_offset_s = offset_us * 1e-6;
+    t.protocols = protocols;
     return t;
   }
 };
@@ -94,52 +97,90 @@ double mean_rel_error(const Params& m, const std::vector<const Shape*>& shapes) 
   return n ? sum / n : 0;
 }
 
+// The linear terms of one point's time at its pair: t = l + c·δ + x·γ (γ = 1/η), measured y.
+struct Row {
+  double l, c, x, y;
+  int proto;
+};
+
+// Least squares of t = l + c·δ + x·γ on relative error over `rows`: (δ us, η). δ may not make a
+// chosen latency negative; 1/η stays in the loader's range.
+std::pair<double, double> solve(const std::vector<const Row*>& rows) {
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  Eigen::MatrixXd a(n, 2);
+  Eigen::VectorXd b(n);
+  double min_latency = std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Row& r = *rows[size_t(i)];
+    a(i, 0) = r.c / r.y;
+    a(i, 1) = r.x / r.y;
+    b(i) = (r.y - r.l) / r.y;
+    if (r.c > 0) min_latency = std::min(min_latency, r.l / r.c);
+  }
+  Eigen::Vector2d sol = a.colPivHouseholderQr().solve(b);
+  const double lowest = std::isfinite(min_latency) ? -min_latency : 0;
+  if (!sol.allFinite() || sol(0) < lowest || sol(1) < 1 / kMaxEfficiency || sol(1) > 1 / kMinEfficiency) {
+    sol(0) = std::isfinite(sol(0)) ? std::max(sol(0), lowest) : 0;
+    const Eigen::VectorXd rest = b - a.col(0) * sol(0);
+    const double den = a.col(1).squaredNorm();
+    sol(1) = den > 0 ? a.col(1).dot(rest) / den : 1;
+  }
+  return {sol(0), std::clamp(1 / std::max(sol(1), 1e-12), kMinEfficiency, kMaxEfficiency)};
+}
+
+// Each point's pair as `m` picks it, and its linear terms at that pair.
+std::vector<Row> rows_at(const Params& m, const std::vector<const Shape*>& shapes, std::vector<Pair>& pairs) {
+  std::vector<Row> rows;
+  pairs.clear();
+  for (const Shape* s : shapes) {
+    const NcclTuning fitted = costmodel::apply_nccl_calibration(s->base, m.tier());
+    for (size_t i = 0; i < s->points->points.size(); ++i) {
+      const SizeTime& pt = s->points->points[i];
+      const Pair p = pick(*s, i, fitted);
+      const double t0 = time_us(s->base, s->points->kind, pt.bytes, p);
+      const double bw = time_us(s->half_bw, s->points->kind, pt.bytes, p) - t0;
+      const double lat = time_us(s->lat_plus_1us, s->points->kind, pt.bytes, p) - t0;
+      pairs.push_back(p);
+      rows.push_back({t0 - bw, lat, bw, pt.time_s * 1e6, int(p.proto)});
+    }
+  }
+  return rows;
+}
+
 // Least squares of t = L + c·δ + x·γ on relative error, γ = 1/η, with each point's pair fixed
-// at what `current` picks; repeated until the model's own picks stop changing.
-Params fit_shapes(const std::vector<const Shape*>& shapes) {
+// at what the current fit picks; repeated until the model's own picks stop changing. With
+// `per_protocol`, then each protocol with at least two points gets its own (δ, η) the same way,
+// the rest keep the tier's.
+Params fit_shapes(const std::vector<const Shape*>& shapes, bool per_protocol) {
   Params m;
-  std::vector<Pair> previous;
+  std::vector<Pair> previous, pairs;
   for (int iteration = 0; iteration < 20; ++iteration) {
-    std::vector<Pair> pairs;
-    std::vector<double> l, c, x, y;
-    double min_latency = std::numeric_limits<double>::infinity();
-    for (const Shape* s : shapes) {
-      const NcclTuning fitted = costmodel::apply_nccl_calibration(s->base, m.tier());
-      for (size_t i = 0; i < s->points->points.size(); ++i) {
-        const SizeTime& pt = s->points->points[i];
-        const Pair p = pick(*s, i, fitted);
-        const double t0 = time_us(s->base, s->points->kind, pt.bytes, p);
-        const double bw = time_us(s->half_bw, s->points->kind, pt.bytes, p) - t0;
-        const double lat = time_us(s->lat_plus_1us, s->points->kind, pt.bytes, p) - t0;
-        pairs.push_back(p);
-        x.push_back(bw);
-        c.push_back(lat);
-        l.push_back(t0 - bw);
-        y.push_back(pt.time_s * 1e6);
-        if (lat > 0) min_latency = std::min(min_latency, (t0 - bw) / lat);
-      }
-    }
-    const auto n = static_cast<Eigen::Index>(y.size());
-    Eigen::MatrixXd a(n, 2);
-    Eigen::VectorXd b(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      a(i, 0) = c[i] / y[i];
-      a(i, 1) = x[i] / y[i];
-      b(i) = (y[i] - l[i]) / y[i];
-    }
-    Eigen::Vector2d sol = a.colPivHouseholderQr().solve(b);
-    // δ may not make a chosen latency negative; 1/η stays in the loader's range.
-    const double lowest = std::isfinite(min_latency) ? -min_latency : 0;
-    if (!sol.allFinite() || sol(0) < lowest || sol(1) < 1 / kMaxEfficiency || sol(1) > 1 / kMinEfficiency) {
-      sol(0) = std::isfinite(sol(0)) ? std::max(sol(0), lowest) : 0;
-      const Eigen::VectorXd rest = b - a.col(0) * sol(0);
-      const double den = a.col(1).squaredNorm();
-      sol(1) = den > 0 ? a.col(1).dot(rest) / den : 1;
-    }
-    m.offset_us = sol(0);
-    m.efficiency = std::clamp(1 / std::max(sol(1), 1e-12), kMinEfficiency, kMaxEfficiency);
+    const std::vector<Row> rows = rows_at(m, shapes, pairs);
+    std::vector<const Row*> all;
+    for (const Row& r : rows) all.push_back(&r);
+    std::tie(m.offset_us, m.efficiency) = solve(all);
     if (pairs == previous) break;
-    previous = std::move(pairs);
+    previous = pairs;
+  }
+  if (!per_protocol) return m;
+  previous.clear();
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    const std::vector<Row> rows = rows_at(m, shapes, pairs);
+    for (int p = 0; p < costmodel::kNcclProtoCount; ++p) {
+      std::vector<const Row*> own;
+      for (const Row& r : rows) {
+        if (r.proto == p) own.push_back(&r);
+      }
+      NcclModelCalibration::Protocol& tp = m.protocols[size_t(p)];
+      tp = {};
+      if (own.size() < 2) continue;
+      tp.fitted = true;
+      std::tie(tp.latency_offset_s, tp.bw_efficiency) = solve(own);
+      tp.latency_offset_s *= 1e-6;
+      tp.points = static_cast<int>(own.size());
+    }
+    if (pairs == previous) break;
+    previous = pairs;
   }
   return m;
 }
@@ -152,7 +193,7 @@ costmodel::NcclModelBasis nccl_model_basis(const costmodel::ClusterSpec& c) {
 }
 
 std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, const std::vector<ShapePoints>& shapes,
-                                            const NcclRestriction& only) {
+                                            const NcclRestriction& only, bool per_protocol) {
   if (!c.nccl) throw InputError("--cluster", c.name, "has no nccl block: NCCL's model cannot be fitted to it");
   std::vector<Shape> all;
   all.reserve(shapes.size());
@@ -189,7 +230,7 @@ std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, con
   std::vector<NcclModelFitRow> out;
   for (const auto& [key, members] : tiers) {
     NcclModelFitRow row;
-    const Params m = fit_shapes(members);
+    const Params m = fit_shapes(members, per_protocol);
     row.tier = m.tier();
     row.tier.inter_node = std::get<0>(key);
     row.tier.ranks_per_node = std::get<1>(key);
@@ -208,7 +249,9 @@ std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, con
     }
     row.tier.holdout_rel_error = leave_one_out(
         members, [](const Shape* s) -> const ShapePoints& { return *s->points; },
-        [](const std::vector<const Shape*>& rest, const Shape* s) { return mean_rel_error(fit_shapes(rest), {s}); },
+        [per_protocol](const std::vector<const Shape*>& rest, const Shape* s) {
+          return mean_rel_error(fit_shapes(rest, per_protocol), {s});
+        },
         row.holdout);
     out.push_back(std::move(row));
   }

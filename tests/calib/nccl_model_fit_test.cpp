@@ -228,3 +228,56 @@ TEST_CASE("the NCCL-model fit prices unlogged sizes with the NCCL_ALGO the runs 
   CHECK_THROWS_WITH(fit_nccl_model(a100, shapes, NcclRestriction{NcclAlgo::nvls, std::nullopt}),
                     "--nccl-algo: nvls: NCCL's model has no nvls all_reduce for 8 ranks, 8 per node, on dgx-a100");
 }
+
+// --nccl-per-protocol: sizes made by a model whose LL128 and Simple fall short of the tier's
+// efficiency and offset by their own amounts (as on A100) are fitted back per protocol; the
+// JSON keeps the protocols, and the loader checks them.
+TEST_CASE("the NCCL-model fit recovers a protocol's own efficiency and offset", "[calib][nccl_fit]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  NcclModelCalibration truth = params(0.9, 1e-6);
+  truth.protocols[size_t(NcclProto::ll128)] = {true, 0.7, -1e-6, 0};
+  truth.protocols[size_t(NcclProto::simple)] = {true, 0.95, 40e-6, 0};
+  const CommGroup g{8, 8};
+  const NcclTuning t = apply_nccl_calibration(nccl_tuning(c, nccl_comm_for(c, g, 1)), truth);
+  std::vector<ShapePoints> shapes{ShapePoints{CollectiveKind::all_reduce, g, 1, {}, {}}};
+  int per_proto[kNcclProtoCount] = {};
+  for (double b = 1 << 10; b <= 8.0 * (1 << 30); b *= 2) {
+    const NcclEstimate e = nccl_time(t, CollectiveKind::all_reduce, b);
+    ++per_proto[int(e.proto)];
+    shapes[0].points.push_back({b, e.time_s});
+  }
+  REQUIRE(per_proto[int(NcclProto::ll128)] >= 2);
+  REQUIRE(per_proto[int(NcclProto::simple)] >= 2);
+  const auto fit = fit_nccl_model(c, shapes, {}, true);
+  REQUIRE(fit.size() == 1);
+  const NcclModelCalibration& f = fit[0].tier;
+  CHECK(f.mean_rel_error < 1e-4);
+  for (NcclProto p : {NcclProto::ll128, NcclProto::simple}) {
+    CAPTURE(nccl_proto_name(p));
+    const NcclModelCalibration::Protocol& got = f.protocols[size_t(p)];
+    REQUIRE(got.fitted);
+    CHECK(got.points == per_proto[int(p)]);
+    CHECK(got.bw_efficiency == Approx(truth.protocols[size_t(p)].bw_efficiency).epsilon(1e-4));
+    CHECK(got.latency_offset_s == Approx(truth.protocols[size_t(p)].latency_offset_s).margin(1e-9));
+  }
+  // One tier-wide (η, δ) cannot follow both.
+  CHECK(fit_nccl_model(c, shapes)[0].tier.mean_rel_error > 0.02);
+
+  Calibration cal;
+  cal.nccl_model = {f};
+  cal.nccl_basis = nccl_model_basis(c);
+  const Calibration back = calibration_from_json(calibration_to_json(cal), "c.json");
+  REQUIRE(back.nccl_model.size() == 1);
+  for (int p = 0; p < kNcclProtoCount; ++p) {
+    CHECK(back.nccl_model[0].protocols[size_t(p)].fitted == f.protocols[size_t(p)].fitted);
+    CHECK(back.nccl_model[0].protocols[size_t(p)].bw_efficiency == f.protocols[size_t(p)].bw_efficiency);
+  }
+  nlohmann::json bad = calibration_to_json(cal);
+  bad["nccl_model"]["tiers"][0]["protocols"][0]["protocol"] = "LL64";
+  CHECK_THROWS_WITH(calibration_from_json(bad, "c.json"),
+                    "c.json: nccl_model.tiers[0].protocols[0].protocol: expected \"LL\", \"LL128\" or \"Simple\"");
+  bad = calibration_to_json(cal);
+  bad["nccl_model"]["tiers"][0]["protocols"][1]["protocol"] = bad["nccl_model"]["tiers"][0]["protocols"][0]["protocol"];
+  CHECK_THROWS_WITH(calibration_from_json(bad, "c.json"),
+                    Catch::Contains("appears twice"));
+}

@@ -213,6 +213,23 @@ NcclModelCalibration read_nccl_tier(const nlohmann::json& j, const std::string& 
   t.latency_offset_s = f.number("latency_offset_s", -1, 1);
   t.shapes = f.integer("shapes", 1, 1 << 30);
   t.points = f.integer("points", 1, 1 << 30);
+  if (f.has("protocols")) {
+    const nlohmann::json& protocols = f.array("protocols");
+    for (size_t i = 0; i < protocols.size(); ++i) {
+      const std::string at = f.child("protocols") + "[" + std::to_string(i) + "]";
+      Fields pf(protocols[i], source, at);
+      const std::string name = pf.string("protocol");
+      const std::optional<NcclProto> proto = parse_nccl_proto(name);
+      if (!proto || nccl_proto_name(*proto) != name) pf.fail("protocol", "expected \"LL\", \"LL128\" or \"Simple\"");
+      NcclModelCalibration::Protocol& p = t.protocols[size_t(*proto)];
+      if (p.fitted) pf.fail("protocol", "\"" + name + "\" appears twice");
+      p.fitted = true;
+      p.bw_efficiency = pf.number("bw_efficiency", 1e-3, 10);
+      p.latency_offset_s = pf.number("latency_offset_s", -1, 1);
+      p.points = pf.integer("points", 1, t.points);
+      pf.finish();
+    }
+  }
   t.attributed_points = f.integer("attributed_points", 0, t.points);
   t.mean_rel_error = f.number("mean_rel_error", 0, 1e300);
   t.holdout_rel_error = f.optional_number("holdout_rel_error", 0, 1e300);
@@ -346,12 +363,14 @@ NcclComm nccl_comm_for(const ClusterSpec& c, const CommGroup& g, int groups_per_
 }
 
 NcclTuning apply_nccl_calibration(NcclTuning t, const NcclModelCalibration& m) {
-  const float offset_us = float(m.latency_offset_s * 1e6);
-  for (int k = 0; k < NcclTuning::kKinds; ++k) {
-    for (int a = 0; a < kNcclAlgoCount; ++a) {
-      for (int p = 0; p < kNcclProtoCount; ++p) {
+  for (int p = 0; p < kNcclProtoCount; ++p) {
+    const NcclModelCalibration::Protocol& own = m.protocols[size_t(p)];
+    const double efficiency = own.fitted ? own.bw_efficiency : m.bw_efficiency;
+    const float offset_us = float((own.fitted ? own.latency_offset_s : m.latency_offset_s) * 1e6);
+    for (int k = 0; k < NcclTuning::kKinds; ++k) {
+      for (int a = 0; a < kNcclAlgoCount; ++a) {
         if (t.bw_GBps[k][a][p] <= 0) continue;
-        t.bw_GBps[k][a][p] = float(t.bw_GBps[k][a][p] * m.bw_efficiency);
+        t.bw_GBps[k][a][p] = float(t.bw_GBps[k][a][p] * efficiency);
         t.lat_us[k][a][p] = std::max(0.0f, t.lat_us[k][a][p] + offset_us);
       }
     }
@@ -566,6 +585,16 @@ nlohmann::json calibration_to_json(const Calibration& c) {
       jt["latency_offset_s"] = t.latency_offset_s;
       jt["shapes"] = t.shapes;
       jt["points"] = t.points;
+      json protocols = json::array();
+      for (int p = 0; p < kNcclProtoCount; ++p) {
+        const NcclModelCalibration::Protocol& tp = t.protocols[size_t(p)];
+        if (!tp.fitted) continue;
+        protocols.push_back({{"protocol", nccl_proto_name(NcclProto(p))},
+                             {"bw_efficiency", tp.bw_efficiency},
+                             {"latency_offset_s", tp.latency_offset_s},
+                             {"points", tp.points}});
+      }
+      if (!protocols.empty()) jt["protocols"] = protocols;
       jt["attributed_points"] = t.attributed_points;
       jt["mean_rel_error"] = t.mean_rel_error;
       if (t.holdout_rel_error) jt["holdout_rel_error"] = *t.holdout_rel_error;

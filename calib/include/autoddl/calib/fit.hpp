@@ -27,6 +27,7 @@ struct FitOptions {
   // without an nccl block: not fitted, with a note.
   std::optional<costmodel::ClusterSpec> nccl_cluster;
   NcclRestriction nccl_only;  // the NCCL_ALGO / NCCL_PROTO the logs were run with
+  bool nccl_per_protocol = false;  // per-protocol (η, δ) after each tier's (fit_nccl_model)
   // Reference peaks efficiencies are fractions of. A dtype without one uses its best measured
   // throughput (efficiency relative to the best kernel seen), and the report says so.
   std::map<costmodel::DType, double> peak_flops_per_s;

@@ -37,9 +37,11 @@ struct NcclRestriction {
 // `c` must have an nccl block (throws InputError otherwise). Shapes of other kinds or of one rank
 // are left out. Tiers come intra-node first, then inter-node by ranks per node, groups per node.
 // Throws InputError("--nccl-algo" or "--nccl-proto", ...) when `only` allows nothing NCCL's model
-// offers for a measured shape.
+// offers for a measured shape. With `per_protocol`, after the tier's (η, δ) each protocol with
+// at least two points of the tier (by the fitted model's pick) gets its own (η, δ) the same way
+// (NcclModelCalibration::protocols); the others keep the tier's.
 std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, const std::vector<ShapePoints>& shapes,
-                                            const NcclRestriction& only = {});
+                                            const NcclRestriction& only = {}, bool per_protocol = false);
 
 // The basis the tiers were fitted against (for Calibration::nccl_basis).
 costmodel::NcclModelBasis nccl_model_basis(const costmodel::ClusterSpec& c);

@@ -6,6 +6,7 @@
 // docs/calibration-json.md. The loader is strict: unknown or missing keys and out-of-range
 // values throw InputError(file, "<field path>", reason).
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,6 +93,16 @@ struct NcclModelCalibration {
   int groups_per_node = 1;  // inter-node only
   double bw_efficiency = 1;
   double latency_offset_s = 0;
+  // `autoddl fit --nccl-per-protocol`: a protocol fitted on its own sizes replaces the tier's
+  // efficiency and offset for every algorithm's use of that protocol (index: NcclProto). On A100,
+  // for one, LL128 and mid-size Simple fall short of NCCL's tuner by different amounts.
+  struct Protocol {
+    bool fitted = false;
+    double bw_efficiency = 1;
+    double latency_offset_s = 0;
+    int points = 0;  // measured sizes NCCL ran with this protocol (by the fitted model's pick)
+  };
+  std::array<Protocol, kNcclProtoCount> protocols{};
   int shapes = 0;                           // measured group shapes behind the fit
   int points = 0;                           // measured sizes
   int attributed_points = 0;                // of which NCCL's log named the algorithm and protocol
