@@ -120,6 +120,17 @@ CLI::Validator integer_at_least(int min) {
       "");
 }
 
+costmodel::NcclRestriction parse_nccl_restriction(const std::string& algo, const std::string& proto) {
+  costmodel::NcclRestriction only;
+  if (!algo.empty() && !(only.algo = costmodel::parse_nccl_algo(algo))) {
+    throw InputError("--nccl-algo", algo, "must be ring, tree, nvls, nvls_tree or pat (NCCL_ALGO's names)");
+  }
+  if (!proto.empty() && !(only.proto = costmodel::parse_nccl_proto(proto))) {
+    throw InputError("--nccl-proto", proto, "must be LL, LL128 or Simple (NCCL_PROTO's names)");
+  }
+  return only;
+}
+
 CLI::Validator finite_at_least(double min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {

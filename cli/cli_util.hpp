@@ -12,6 +12,7 @@
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/graph.hpp"
+#include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/costmodel/schemed_model.hpp"
 
 namespace autoddl::cli {
@@ -40,6 +41,10 @@ CLI::Validator non_negative_integer();
 // CLI11 check for counts: text of an integer >= `min` (CLI11's own range checks print the bounds of
 // a double: "not in range 2.2250738585072014e-308 to 1.79...e+308").
 CLI::Validator integer_at_least(int min);
+
+// --nccl-algo / --nccl-proto (NCCL_ALGO's and NCCL_PROTO's names, any case; empty: any) as a
+// restriction of NCCL's choice; throws InputError naming the option whose value is not a name.
+costmodel::NcclRestriction parse_nccl_restriction(const std::string& algo, const std::string& proto);
 // CLI11 check for fractions and tolerances: a finite number >= `min` (not nan, not inf).
 CLI::Validator finite_at_least(double min);
 

@@ -86,17 +86,9 @@ int run_comm(const CommOptions& opt) {
   }
   const bool nccl = opt.model == "nccl" || (opt.model == "auto" && c.nccl);
   // NCCL_ALGO / NCCL_PROTO: NCCL's choice among what they allow, as NCCL makes it.
-  std::optional<NcclAlgo> only_algo;
-  std::optional<NcclProto> only_proto;
-  if (!opt.nccl_algo.empty() && !(only_algo = parse_nccl_algo(opt.nccl_algo))) {
-    throw InputError("--nccl-algo", opt.nccl_algo, "must be ring, tree, nvls, nvls_tree or pat (NCCL_ALGO's names)");
-  }
-  if (!opt.nccl_proto.empty() && !(only_proto = parse_nccl_proto(opt.nccl_proto))) {
-    throw InputError("--nccl-proto", opt.nccl_proto, "must be LL, LL128 or Simple (NCCL_PROTO's names)");
-  }
-  const bool restricted = only_algo || only_proto;
-  if (restricted && (!nccl || opt.sim)) {
-    throw InputError(only_algo ? "--nccl-algo" : "--nccl-proto", "",
+  const NcclRestriction only = parse_nccl_restriction(opt.nccl_algo, opt.nccl_proto);
+  if (only.any() && (!nccl || opt.sim)) {
+    throw InputError(only.option(), "",
                      opt.sim ? "restricts NCCL's analytical model; the simulator (--sim) takes NCCL's own choice"
                              : "restricts NCCL's model, which --model alpha-beta (or a cluster without an nccl block) does not use");
   }
@@ -105,15 +97,14 @@ int run_comm(const CommOptions& opt) {
   for (double b = static_cast<double>(lo); b <= static_cast<double>(hi) * (1 + 1e-12); b *= opt.factor) {
     auto bytes = static_cast<int64_t>(b);
     CollectiveEstimate e =
-        restricted ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes), only_algo, only_proto)
+        only.any() ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes), only)
         : nccl     ? nccl_collective_time(c, info->kind, g, static_cast<double>(bytes))
                    : collective_time(c, info->kind, g, static_cast<double>(bytes));
     rows.push_back({bytes, e.time_s, e.algo, e.protocol});
   }
   for (const CommRow& r : rows) check_time(r, opt.cluster);
   std::string source = nccl ? "NCCL's tuning model" : "alpha-beta model";
-  if (only_algo) source += ", NCCL_ALGO=" + std::string(nccl_algo_name(*only_algo));
-  if (only_proto) source += ", NCCL_PROTO=" + std::string(nccl_proto_name(*only_proto));
+  if (only.any()) source += ", " + only.env();
   if (opt.sim) {
 #ifdef AUTODDL_HAVE_SIM
     sim::Fidelity f;

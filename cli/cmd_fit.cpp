@@ -124,18 +124,13 @@ int run_fit(const FitArgs& a) {
     opt.peak_source = "cluster " + a.cluster;
     opt.nccl_cluster = std::move(c);
   }
-  if (!a.nccl_algo.empty() && !(opt.nccl_only.algo = costmodel::parse_nccl_algo(a.nccl_algo))) {
-    throw InputError("--nccl-algo", a.nccl_algo, "must be ring, tree, nvls, nvls_tree or pat (NCCL_ALGO's names)");
-  }
-  if (!a.nccl_proto.empty() && !(opt.nccl_only.proto = costmodel::parse_nccl_proto(a.nccl_proto))) {
-    throw InputError("--nccl-proto", a.nccl_proto, "must be LL, LL128 or Simple (NCCL_PROTO's names)");
-  }
+  opt.nccl_only = parse_nccl_restriction(a.nccl_algo, a.nccl_proto);
   opt.nccl_per_protocol = a.nccl_per_protocol;
   if (a.nccl_per_protocol && !opt.nccl_cluster) {
     throw InputError("--nccl-per-protocol", "", "fits NCCL's model, which is fitted only with --cluster");
   }
-  if ((opt.nccl_only.algo || opt.nccl_only.proto) && !opt.nccl_cluster) {
-    throw InputError(opt.nccl_only.algo ? "--nccl-algo" : "--nccl-proto", "",
+  if (opt.nccl_only.any() && !opt.nccl_cluster) {
+    throw InputError(opt.nccl_only.option(), "",
                      "says how the logs were run for NCCL's model, which is fitted only with --cluster");
   }
   if (!a.peak.empty()) {

@@ -254,14 +254,8 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
         }
       }
       if (!cal.nccl_model.empty()) cal.nccl_basis = nccl_model_basis(*opt.nccl_cluster);
-      if (!out.nccl_model.empty() && (opt.nccl_only.algo || opt.nccl_only.proto)) {
-        std::string env;
-        if (opt.nccl_only.algo) env = "NCCL_ALGO=" + std::string(costmodel::nccl_algo_name(*opt.nccl_only.algo));
-        if (opt.nccl_only.proto) {
-          env += (env.empty() ? "" : ", ") + std::string("NCCL_PROTO=") +
-                 std::string(costmodel::nccl_proto_name(*opt.nccl_only.proto));
-        }
-        out.notes.push_back("nccl model: fitted as the runs were made, with " + env +
+      if (!out.nccl_model.empty() && opt.nccl_only.any()) {
+        out.notes.push_back("nccl model: fitted as the runs were made, with " + opt.nccl_only.env() +
                             ": sizes whose choice was not logged are priced with NCCL's choice among what that allows; "
                             "the calibration prices NCCL's own choice");
       }

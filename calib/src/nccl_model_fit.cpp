@@ -52,16 +52,12 @@ struct Params {
   }
 };
 
+// The logged pair in NCCL's model's terms; empty for what it does not model (CollNet).
 std::optional<Pair> pair_of(const NcclChoice& c) {
-  std::optional<Pair> out;
-  for (int a = 0; a < costmodel::kNcclAlgoCount; ++a) {
-    for (int p = 0; p < costmodel::kNcclProtoCount; ++p) {
-      if (costmodel::nccl_algo_name(NcclAlgo(a)) == c.algo && costmodel::nccl_proto_name(NcclProto(p)) == c.proto) {
-        out = Pair{NcclAlgo(a), NcclProto(p)};
-      }
-    }
-  }
-  return out;
+  const std::optional<NcclAlgo> a = costmodel::parse_nccl_algo(c.algo);
+  const std::optional<NcclProto> p = costmodel::parse_nccl_proto(c.proto);
+  if (!a || !p) return std::nullopt;
+  return Pair{*a, *p};
 }
 
 double time_us(const NcclTuning& t, CollectiveKind kind, double bytes, const Pair& p) {
@@ -78,7 +74,7 @@ Pair pick(const Shape& s, size_t i, const NcclTuning& fitted, bool* logged = nul
     }
   }
   if (logged) *logged = false;
-  const costmodel::NcclEstimate e = costmodel::nccl_choice(fitted, s.points->kind, pt.bytes, s.only.algo, s.only.proto);
+  const costmodel::NcclEstimate e = costmodel::nccl_choice(fitted, s.points->kind, pt.bytes, s.only);
   return {e.algo, e.proto};
 }
 
@@ -147,30 +143,38 @@ std::vector<Row> rows_at(const Params& m, const std::vector<const Shape*>& shape
   return rows;
 }
 
+// Repeats `step` (a refit of `m` from each point's terms at the pair `m` picks) until the picks
+// stop changing, at most 20 times.
+template <class Step>
+void refit_until_settled(Params& m, const std::vector<const Shape*>& shapes, Step step) {
+  std::vector<Pair> previous, pairs;
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    step(rows_at(m, shapes, pairs));
+    if (pairs == previous) break;
+    previous = pairs;
+  }
+}
+
 // Least squares of t = L + c·δ + x·γ on relative error, γ = 1/η, with each point's pair fixed
 // at what the current fit picks; repeated until the model's own picks stop changing. With
 // `per_protocol`, then each protocol with at least two points gets its own (δ, η) the same way,
 // the rest keep the tier's.
 Params fit_shapes(const std::vector<const Shape*>& shapes, bool per_protocol) {
   Params m;
-  std::vector<Pair> previous, pairs;
-  for (int iteration = 0; iteration < 20; ++iteration) {
-    const std::vector<Row> rows = rows_at(m, shapes, pairs);
-    std::vector<const Row*> all;
-    for (const Row& r : rows) all.push_back(&r);
-    std::tie(m.offset_us, m.efficiency) = solve(all);
-    if (pairs == previous) break;
-    previous = pairs;
-  }
+  auto of = [](const std::vector<Row>& rows, int proto) {
+    std::vector<const Row*> out;
+    for (const Row& r : rows) {
+      if (proto < 0 || r.proto == proto) out.push_back(&r);
+    }
+    return out;
+  };
+  refit_until_settled(m, shapes, [&](const std::vector<Row>& rows) {
+    std::tie(m.offset_us, m.efficiency) = solve(of(rows, -1));
+  });
   if (!per_protocol) return m;
-  previous.clear();
-  for (int iteration = 0; iteration < 20; ++iteration) {
-    const std::vector<Row> rows = rows_at(m, shapes, pairs);
+  refit_until_settled(m, shapes, [&](const std::vector<Row>& rows) {
     for (int p = 0; p < costmodel::kNcclProtoCount; ++p) {
-      std::vector<const Row*> own;
-      for (const Row& r : rows) {
-        if (r.proto == p) own.push_back(&r);
-      }
+      const std::vector<const Row*> own = of(rows, p);
       NcclModelCalibration::Protocol& tp = m.protocols[size_t(p)];
       tp = {};
       if (own.size() < 2) continue;
@@ -179,9 +183,7 @@ Params fit_shapes(const std::vector<const Shape*>& shapes, bool per_protocol) {
       tp.latency_offset_s *= 1e-6;
       tp.points = static_cast<int>(own.size());
     }
-    if (pairs == previous) break;
-    previous = pairs;
-  }
+  });
   return m;
 }
 
@@ -203,12 +205,9 @@ std::vector<NcclModelFitRow> fit_nccl_model(const costmodel::ClusterSpec& c, con
     sh.points = &s;
     sh.only = only;
     sh.base = costmodel::nccl_tuning(c, costmodel::nccl_comm_for(c, s.group, s.groups_per_node));
-    if ((only.algo || only.proto) &&
-        costmodel::nccl_choice(sh.base, s.kind, s.points.front().bytes, only.algo, only.proto).time_s < 0) {
-      std::string what = only.algo ? std::string(costmodel::nccl_algo_name(*only.algo)) : "";
-      if (only.proto) what += (what.empty() ? "" : "/") + std::string(costmodel::nccl_proto_name(*only.proto));
-      throw InputError(only.algo ? "--nccl-algo" : "--nccl-proto", what,
-                       "NCCL's model has no " + what + " " + std::string(costmodel::collective_info(s.kind).name) +
+    if (only.any() && costmodel::nccl_choice(sh.base, s.kind, s.points.front().bytes, only).time_s < 0) {
+      throw InputError(only.option(), only.name(),
+                       "NCCL's model has no " + only.name() + " " + std::string(costmodel::collective_info(s.kind).name) +
                            " for " + std::to_string(s.group.ranks) + " ranks, " + std::to_string(s.group.ranks_per_node) +
                            " per node, on " + c.name);
     }

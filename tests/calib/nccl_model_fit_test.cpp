@@ -211,7 +211,7 @@ TEST_CASE("the NCCL-model fit prices unlogged sizes with the NCCL_ALGO the runs 
   const NcclTuning t = apply_nccl_calibration(nccl_tuning(c, nccl_comm_for(c, g, 1)), truth);
   std::vector<ShapePoints> shapes{ShapePoints{CollectiveKind::all_reduce, g, 1, {}, {}}};
   for (double b = 1 << 10; b <= (1 << 30); b *= 4) {
-    const NcclEstimate e = nccl_choice(t, CollectiveKind::all_reduce, b, NcclAlgo::ring, std::nullopt);
+    const NcclEstimate e = nccl_choice(t, CollectiveKind::all_reduce, b, {NcclAlgo::ring, std::nullopt});
     REQUIRE(e.algo == NcclAlgo::ring);
     shapes[0].points.push_back({b, e.time_s});
   }

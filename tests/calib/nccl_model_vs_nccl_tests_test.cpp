@@ -62,7 +62,7 @@ double worst_error(const Case& c, const costmodel::NcclModelCalibration* fitted 
   for (const calib::NcclTestsRow& row : run.rows) {
     if (row.size_bytes < c.min_bytes) continue;
     // NCCL_ALGO set: NCCL still chooses the protocol, by its tuner's time.
-    const costmodel::NcclEstimate e = costmodel::nccl_choice(t, run.kind, row.size_bytes, c.forced, std::nullopt);
+    const costmodel::NcclEstimate e = costmodel::nccl_choice(t, run.kind, row.size_bytes, {c.forced, std::nullopt});
     REQUIRE(e.time_s > 0);
     const double predicted = costmodel::busbw_GBps(run.kind, ranks, row.size_bytes, e.time_s);
     const double measured = row.out_of_place.busbw_GBps;

@@ -166,16 +166,16 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO restrict the choice, which NCCL still makes by
   NcclTuning h100 = one_node("dgx-h100");
   const double bytes = 8 << 20;
   // Unrestricted, 8 MiB on one H100 node is NVLS; with NCCL_ALGO=Ring the tuner takes LL128.
-  CHECK(nccl_choice(h100, K::all_reduce, bytes, std::nullopt, std::nullopt).algo == NcclAlgo::nvls);
-  const NcclEstimate ring = nccl_choice(h100, K::all_reduce, bytes, NcclAlgo::ring, std::nullopt);
+  CHECK(nccl_choice(h100, K::all_reduce, bytes, {std::nullopt, std::nullopt}).algo == NcclAlgo::nvls);
+  const NcclEstimate ring = nccl_choice(h100, K::all_reduce, bytes, {NcclAlgo::ring, std::nullopt});
   CHECK(ring.algo == NcclAlgo::ring);
   CHECK(ring.proto == NcclProto::ll128);
   CHECK(ring.time_s == nccl_time(h100, K::all_reduce, bytes, NcclAlgo::ring, NcclProto::ll128).time_s);
   // NCCL_PROTO=LL alone: the fastest algorithm with LL (NVLS has only Simple).
-  const NcclEstimate ll = nccl_choice(h100, K::all_reduce, bytes, std::nullopt, NcclProto::ll);
+  const NcclEstimate ll = nccl_choice(h100, K::all_reduce, bytes, {std::nullopt, NcclProto::ll});
   CHECK(ll.proto == NcclProto::ll);
   CHECK(ll.algo != NcclAlgo::nvls);
   // Nothing allowed is available: NVLS on Ampere, tree for all-gather.
-  CHECK(nccl_choice(one_node("dgx-a100"), K::all_reduce, bytes, NcclAlgo::nvls, std::nullopt).time_s < 0);
-  CHECK(nccl_choice(h100, K::all_gather, bytes, NcclAlgo::tree, std::nullopt).time_s < 0);
+  CHECK(nccl_choice(one_node("dgx-a100"), K::all_reduce, bytes, {NcclAlgo::nvls, std::nullopt}).time_s < 0);
+  CHECK(nccl_choice(h100, K::all_gather, bytes, {NcclAlgo::tree, std::nullopt}).time_s < 0);
 }

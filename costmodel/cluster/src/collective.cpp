@@ -46,6 +46,11 @@ bool nccl_prices(const ClusterSpec& c, CollectiveKind kind) {
                     kind == CollectiveKind::reduce_scatter);
 }
 
+// NCCL's estimate in the collective table's terms.
+CollectiveEstimate estimate_of(const NcclEstimate& e) {
+  return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
+}
+
 using namespace collective_factors;  // the table's steps and factors (collective_factors.hpp)
 
 // 1/bandwidth, infinite for a zero bandwidth (a tier that does not exist).
@@ -319,29 +324,27 @@ CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kin
   AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
   const NcclEstimate e = nccl_time(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes);
   AUTODDL_CHECK(e.time_s >= 0) << "NCCL's model has no algorithm for " << collective_info(kind).name;
-  return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
+  return estimate_of(e);
 }
 
 CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g, double bytes,
-                                        std::optional<NcclAlgo> only_algo, std::optional<NcclProto> only_proto) {
-  const char* field = only_algo ? "--nccl-algo" : "--nccl-proto";
-  if (!c.nccl) throw InputError(field, "", "cluster '" + c.name + "' has no nccl block, so NCCL's model has no constants for it");
-  if (kind != CollectiveKind::all_reduce && kind != CollectiveKind::all_gather &&
-      kind != CollectiveKind::reduce_scatter) {
-    throw InputError(field, "", std::string(collective_info(kind).name) +
-                                    " is not one of NCCL's tuned collectives (all_reduce, all_gather, reduce_scatter)");
+                                        const NcclRestriction& only) {
+  if (!c.nccl) {
+    throw InputError(only.option(), "", "cluster '" + c.name + "' has no nccl block, so NCCL's model has no constants for it");
+  }
+  if (!nccl_prices(c, kind)) {
+    throw InputError(only.option(), "", std::string(collective_info(kind).name) +
+                                            " is not one of NCCL's tuned collectives (all_reduce, all_gather, reduce_scatter)");
   }
   AUTODDL_CHECK(bytes >= 0) << "bytes " << bytes;
-  const NcclEstimate e = nccl_choice(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes, only_algo, only_proto);
+  const NcclEstimate e = nccl_choice(nccl_tuning(c, nccl_comm_of(c, g)), kind, bytes, only);
   if (e.time_s < 0) {
-    std::string what = only_algo ? std::string(nccl_algo_name(*only_algo)) : "";
-    if (only_proto) what += (what.empty() ? "" : "/") + std::string(nccl_proto_name(*only_proto));
-    throw InputError(field, what,
-                     "NCCL has no " + what + " " + std::string(collective_info(kind).name) + " for " +
+    throw InputError(only.option(), only.name(),
+                     "NCCL has no " + only.name() + " " + std::string(collective_info(kind).name) + " for " +
                          std::to_string(g.ranks) + " ranks, " + std::to_string(g.ranks_per_node) + " per node, on " +
                          c.name + " (nccl_model.cpp's header: which algorithms and protocols each needs)");
   }
-  return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
+  return estimate_of(e);
 }
 
 double algbw_GBps(double bytes, double time_s) { return time_s > 0 ? bytes / time_s / 1e9 : 0; }

@@ -399,18 +399,17 @@ NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes, N
   return {time_us * 1e-6, algo, proto, launched};
 }
 
-NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes, std::optional<NcclAlgo> only_algo,
-                         std::optional<NcclProto> only_proto) {
+NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes, const NcclRestriction& only) {
   // NCCL picks the (algorithm, protocol) its tuner times fastest (item 3); we price that choice.
   const int k = kind_row(kind);
   if (k < 0) return {};
-  if (t.ranks <= 1) return {0, only_algo.value_or(NcclAlgo::ring), only_proto.value_or(NcclProto::simple), 0};
+  if (t.ranks <= 1) return {0, only.algo.value_or(NcclAlgo::ring), only.proto.value_or(NcclProto::simple), 0};
   int best_a = -1, best_p = -1;
   double best = 0;
   for (int a = 0; a < kNcclAlgoCount; ++a) {
-    if (only_algo && a != int(*only_algo)) continue;
+    if (only.algo && a != int(*only.algo)) continue;
     for (int p = 0; p < kNcclProtoCount; ++p) {
-      if (only_proto && p != int(*only_proto)) continue;
+      if (only.proto && p != int(*only.proto)) continue;
       double lat = 0, bw = 0;
       const double tuner = tuner_time_us(t, k, bytes, a, p, lat, bw);
       if (tuner >= 0 && (best_a < 0 || tuner < best)) {
@@ -425,7 +424,19 @@ NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes,
 }
 
 NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes) {
-  return nccl_choice(t, kind, bytes, std::nullopt, std::nullopt);
+  return nccl_choice(t, kind, bytes, NcclRestriction{});
+}
+
+std::string NcclRestriction::name() const {
+  std::string out = algo ? std::string(nccl_algo_name(*algo)) : "";
+  if (proto) out += (out.empty() ? "" : "/") + std::string(nccl_proto_name(*proto));
+  return out;
+}
+
+std::string NcclRestriction::env() const {
+  std::string out = algo ? "NCCL_ALGO=" + std::string(nccl_algo_name(*algo)) : "";
+  if (proto) out += (out.empty() ? "" : ", ") + std::string("NCCL_PROTO=") + std::string(nccl_proto_name(*proto));
+  return out;
 }
 
 std::optional<NcclAlgo> parse_nccl_algo(std::string_view name) {

@@ -29,10 +29,7 @@ struct NcclModelFitRow {
 };
 
 // The NCCL_ALGO / NCCL_PROTO the measured runs were made with (empty: NCCL chose freely).
-struct NcclRestriction {
-  std::optional<costmodel::NcclAlgo> algo;
-  std::optional<costmodel::NcclProto> proto;
-};
+using costmodel::NcclRestriction;
 
 // `c` must have an nccl block (throws InputError otherwise). Shapes of other kinds or of one rank
 // are left out. Tiers come intra-node first, then inter-node by ranks per node, groups per node.

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -74,15 +75,24 @@ struct NcclEstimate {
 NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes);
 // One (algorithm, protocol); time_s < 0 if unavailable.
 NcclEstimate nccl_time(const NcclTuning& t, CollectiveKind kind, double bytes, NcclAlgo a, NcclProto p);
+// What NCCL_ALGO and NCCL_PROTO allow (empty: any), as `comm` and `fit` take them.
+struct NcclRestriction {
+  std::optional<NcclAlgo> algo;
+  std::optional<NcclProto> proto;
+  bool any() const { return algo || proto; }
+  std::string name() const;  // "ring", "LL128", "ring/LL128"
+  std::string env() const;   // "NCCL_ALGO=ring, NCCL_PROTO=LL128"
+  const char* option() const { return algo ? "--nccl-algo" : "--nccl-proto"; }  // the CLI option it came from
+};
+
 // NCCL's choice among the algorithms and protocols allowed, as with NCCL_ALGO and/or NCCL_PROTO
 // naming one (empty: any); time_s < 0 if none of them is available for this communicator.
-NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes, std::optional<NcclAlgo> only_algo,
-                         std::optional<NcclProto> only_proto);
+NcclEstimate nccl_choice(const NcclTuning& t, CollectiveKind kind, double bytes, const NcclRestriction& only);
 
 // nccl_collective_time (collective.hpp) with the choice restricted as above, and no calibrated
 // time (a calibration measured NCCL's own choice). Throws InputError(field, "", why) when the
 // cluster has no nccl block, the kind is not NCCL's tuner's, or nothing allowed is available.
 CollectiveEstimate nccl_collective_time(const ClusterSpec& c, CollectiveKind kind, const CommGroup& g, double bytes,
-                                        std::optional<NcclAlgo> only_algo, std::optional<NcclProto> only_proto);
+                                        const NcclRestriction& only);
 
 }  // namespace autoddl::costmodel
