@@ -25,7 +25,7 @@ RunFn setup_sweep(CLI::App& sub);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      {"models", "List the model zoo: knobs with defaults, parameters, forward FLOPs per sample",
+      {"models", "List the model zoo: knobs with defaults, parameters, forward model FLOPs per sample (Megatron-LM's count)",
        setup_models},
       {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
       {"comm", "Collective times in nccl-tests' table shape (NCCL's tuning model or α-β)", setup_comm},

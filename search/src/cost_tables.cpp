@@ -19,6 +19,7 @@
 #include "autoddl/costmodel/grad_buckets.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/op_compute.hpp"
+#include "autoddl/costmodel/op_registry.hpp"
 #include "autoddl/costmodel/stage_memory.hpp"
 #include "autoddl/costmodel/timeline.hpp"
 
@@ -71,6 +72,12 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
   }
   recompute_op_.resize(n_ops);
   for (int i = 0; i < n_ops; ++i) recompute_op_[i] = recomputed(graph, graph.ops[i], opt_.recompute) ? 1 : 0;
+  weight_gemm_op_.resize(n_ops);
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = graph.ops[i];
+    weight_gemm_op_[i] = op_kind_info(op.kind).gemm && op.inputs.size() >= 2 &&
+                         graph.tensors[op.inputs[1]].role == TensorRole::parameter;
+  }
   first_reader_.assign(n_t, -1);
   for (int i = 0; i < n_ops; ++i) {
     for (int t : graph.ops[i].inputs) {
@@ -89,7 +96,7 @@ void CostTables::build_nodes() {
   const int n_ops = ops();
   const int m = opt_.micro_batches;
   const DType train_dtype = training_dtype(g);
-  const double opt_bpp = optimizer_bytes_per_param(train_dtype);
+  const double opt_bpp = optimizer_bytes_per_param(train_dtype), grad_bpp = grad_bytes_per_param(train_dtype);
   // What backward keeps of each tensor (activation_memory.hpp, as evaluate() counts it).
   const ActivationFactors af = activation_factors(g, opt_.recompute);
   // Blocks per stage (full recompute keeps one block's activations: charged as an average).
@@ -104,7 +111,7 @@ void CostTables::build_nodes() {
   }
   op_mem_terms_.assign(n_ops, {});
   auto param_mem = [&](const Tensor& x, const NdSbp& st) {
-    return param_memory(x, st, sbp_shape_, opt_.shard_optimizer, opt_bpp);
+    return param_memory(x, st, sbp_shape_, opt_.shard_optimizer, opt_bpp, grad_bpp);
   };
 
   begin_.resize(n_ops + 1);
@@ -147,6 +154,7 @@ void CostTables::build_nodes() {
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         const int t = op.outputs[o];
         if (af.kept[t] == 0 && af.recomputed[t] == 0) continue;
+        if (keeping_stage(g, op_stage_, t, st) != st) continue;  // a MemTerm on the receiver (below)
         const double local = k.out_info[o]->local_bytes[k.out_state[c * kMaxOpOutputs + o]];
         act += af.kept[t] * local * flight +
                af.recomputed[t] * local / static_cast<double>(std::max<size_t>(1, blocks[st].size()));
@@ -154,6 +162,24 @@ void CostTables::build_nodes() {
       node_s_[begin_[i] + c] = node;
       mem_bytes_[begin_[i] + c] = mem + act;
       act_bytes_[begin_[i] + c] = act;
+    }
+  }
+  // A tensor sent to another stage is kept there, by the receiver (stage_memory.hpp).
+  for (int i = 0; i < n_ops; ++i) {
+    const Op& op = g.ops[i];
+    const OpClass& k = cls(i);
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const int t = op.outputs[o];
+      const int ks = keeping_stage(g, op_stage_, t, op_stage_[i]);
+      if ((af.kept[t] == 0 && af.recomputed[t] == 0) || ks == op_stage_[i]) continue;
+      MemTerm mt{i, ks, static_cast<int>(extra_mem_.size())};
+      for (int c = 0; c < k.n_choices; ++c) {
+        const double local = k.out_info[o]->local_bytes[k.out_state[c * kMaxOpOutputs + o]];
+        extra_mem_.push_back(af.kept[t] * local * in_flight(ks) +
+                             af.recomputed[t] * local / static_cast<double>(std::max<size_t>(1, blocks[ks].size())));
+      }
+      op_mem_terms_[i].push_back(static_cast<int>(mem_terms_.size()));
+      mem_terms_.push_back(mt);
     }
   }
   // A parameter read in several stages is held by each; its storage is its first reader's.
@@ -286,7 +312,20 @@ double CostTables::term_cost(int ti, const int* choice) const {
         bool dup = false;
         for (int l = 1; l < j && !dup; ++l) dup = cls(ops[l]).in_state[choice[ops[l]] * kMaxOpInputs + ports[l]] == b;
         // A recomputed reader boxes again when its forward re-runs in backward.
-        if (!dup) s += tb.time_s(a, b) * t.scale * forward_boxing_runs(recompute_op_[ops[j]]);
+        if (dup) continue;
+        const double box = tb.time_s(a, b);
+        s += box * t.scale * forward_boxing_runs(recompute_op_[ops[j]]);
+        // A weight GEMM's input gathered from a smaller layout is gathered again in backward,
+        // hidden under the data-gradient GEMMs of the readers that share it (as evaluate()).
+        if (recompute_op_[ops[j]] || !weight_gemm_op_[ops[j]] || ports[j] != 0 || box <= 0) continue;
+        if (t.info->local_bytes[b] <= t.info->local_bytes[a]) continue;
+        double dgrad = 0;
+        for (int l = 1; l < t.count; ++l) {
+          if (weight_gemm_op_[ops[l]] && ports[l] == 0 && cls(ops[l]).in_state[choice[ops[l]] * kMaxOpInputs] == b) {
+            dgrad += cls(ops[l]).dgrad_s[choice[ops[l]]];
+          }
+        }
+        s += std::max(0.0, box - dgrad) * t.scale;
       }
       return s;
     }

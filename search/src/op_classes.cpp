@@ -124,6 +124,7 @@ void CostTables::build_classes() {
       c.zero.push_back(zero ? 1 : 0);
       const OpCompute oc = op_compute(cluster_->gpu, g, op, sig, m, opt_.recompute);
       c.compute_s.push_back(m * (oc.fwd_s + oc.bwd_s));
+      c.dgrad_s.push_back((oc.bwd_s - oc.recompute_s) / 2);
       for (int k = 0; k < kMaxOpInputs; ++k) {
         int16_t is = -1, gs = -1, ss = -1;
         if (k < n_in && c.in_info[k]) {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "autoddl/costmodel/activation_memory.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
@@ -21,21 +22,22 @@ namespace {
 
 constexpr int64_t kSeq = 1024, kHidden = 2048, kHeads = 16, kBatch = 8;
 
-Graph gpt(int64_t layers, int flash = 0) {
-  return build_zoo_model("gpt", parse_knob_list("layers=" + std::to_string(layers) + ",hidden=" + std::to_string(kHidden) +
-                                                ",heads=" + std::to_string(kHeads) + ",seq=" + std::to_string(kSeq) +
+Graph gpt(int64_t layers, int flash = 0, int64_t heads = kHeads, int64_t hidden = kHidden) {
+  return build_zoo_model("gpt", parse_knob_list("layers=" + std::to_string(layers) + ",hidden=" + std::to_string(hidden) +
+                                                ",heads=" + std::to_string(heads) + ",seq=" + std::to_string(kSeq) +
                                                 ",vocab=51200,batch=" + std::to_string(kBatch) + ",dtype=fp16,flash=" +
                                                 std::to_string(flash)));
 }
 
 // Activation bytes one more layer adds on one device of dgx-a100 (8 GPUs: tp·dp = 8).
-double per_layer_bytes(int tp, bool sp, const std::string& recompute, int flash = 0) {
+double per_layer_bytes(int tp, bool sp, const std::string& recompute, int flash = 0, int64_t heads = kHeads,
+                       int64_t hidden = kHidden) {
   const ClusterSpec c = resolve_cluster("dgx-a100", 1);
   const int dp = 8 / tp;
   const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=1,dp=" + std::to_string(dp) +
                            ",mb=" + std::to_string(kBatch / dp) + ",sp=" + (sp ? "1" : "0") +
                            ",recompute=" + recompute;
-  const Graph g2 = gpt(2, flash), g3 = gpt(3, flash);
+  const Graph g2 = gpt(2, flash, heads, hidden), g3 = gpt(3, flash, heads, hidden);
   const CostReport r2 = evaluate(g2, c, make_scheme(spec, g2, c, {}));
   const CostReport r3 = evaluate(g3, c, make_scheme(spec, g3, c, {}));
   REQUIRE(r2.micro_batches == 1);
@@ -108,4 +110,72 @@ TEST_CASE("FlashAttention keeps no s x s tensor: a layer holds what selective re
       CHECK(per_layer_bytes(tp, sp, "none", /*flash=*/1) == Approx(korthikanti(tp, sp, "selective")).epsilon(0.05));
     }
   }
+}
+
+TEST_CASE("selective recompute finds the attention core by kind: heads == head_dim keeps Q, K, V and the output",
+          "[costmodel][memory]") {
+  // 64 heads of 64 (hidden 4096): the (batch, seq, heads, head_dim) views of Q, K, V and the
+  // attention output have two equal trailing sizes, which a shape test took for score matrices,
+  // dropping 8·sbh/t of what backward needs. Selective keeps s·b·h·(10 + 24/t) whatever the heads.
+  for (int tp : {1, 8}) {
+    for (bool sp : {false, true}) {
+      if (sp && tp == 1) continue;
+      INFO("tp=" << tp << " sp=" << sp);
+      const double square = per_layer_bytes(tp, sp, "selective", 0, /*heads=*/64, /*hidden=*/4096);
+      CHECK(square == Approx(per_layer_bytes(tp, sp, "selective", 0, /*heads=*/32, /*hidden=*/4096)));
+      const double t = tp, sbh = kSeq * (kBatch / (8.0 / tp)) * 4096.0;
+      CHECK(square == Approx(sp ? 34 * sbh / t : sbh * (10 + 24 / t)).epsilon(0.05));
+      // FlashAttention stores no s x s tensor, so selective recompute has nothing to drop.
+      CHECK(per_layer_bytes(tp, sp, "selective", 1, 64, 4096) == Approx(per_layer_bytes(tp, sp, "none", 1, 64, 4096)));
+    }
+  }
+}
+
+TEST_CASE("the attention core is the score product, softmax, dropout and the product with V, or the fused op",
+          "[costmodel][memory]") {
+  for (int flash : {0, 1}) {
+    const Graph g = gpt(1, flash, /*heads=*/64, /*hidden=*/4096);
+    std::vector<std::string> core;
+    for (const Op& op : g.ops) {
+      if (op.attention_core) core.push_back(op.name);
+    }
+    INFO("flash=" << flash);
+    if (flash) {
+      CHECK(core == std::vector<std::string>{"layer.0.attn.core"});
+    } else {
+      CHECK(core == std::vector<std::string>{"layer.0.attn.scores", "layer.0.attn.softmax",
+                                             "layer.0.attn.probs_dropout", "layer.0.attn.context"});
+    }
+  }
+}
+
+TEST_CASE("a Llama layer keeps what Megatron-Core with Transformer Engine saves, in bf16 and FP8",
+          "[costmodel][memory]") {
+  // Llama 3 70B's layer (GQA 64/8 heads, SwiGLU 28672) with FlashAttention, sp and no dropout,
+  // tp 4, counted per tensor in bytes per s·b·h/t elements (r = kv_heads/heads, f = ffn/h):
+  //   the two norm inputs (residual stream, sequence-split)        4
+  //   the two norm outputs, kept split (re-gathered in backward)   4, or 2 as FP8 copies
+  //   Q; K and V at the GQA ratio                                  2 + 4r
+  //   the attention output o                                       2 (the projection's input is a
+  //                                                                view of it), or 2 + an FP8 copy 1
+  //   FC1's gate and up outputs (the fused SwiGLU's input)         4f
+  //   the SwiGLU output (FC2's input)                              2f, or f as an FP8 copy
+  // bf16: 12 + 4r + 6f = 33.5; FP8: 11 + 4r + 5f = 29 (it was 52.5 with every tensor counted in
+  // bf16 and silu's output kept beside its input).
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  auto layer_bytes = [&](const char* dtype) {
+    auto g = [&](int layers) {
+      return build_zoo_model("llama", parse_knob_list("size=3-70b,layers=" + std::to_string(layers) +
+                                                      ",seq=1024,batch=8,dtype=" + dtype));
+    };
+    const std::string spec = "megatron:tp=4,pp=1,dp=2,mb=4,sp=1";
+    const Graph g2 = g(2), g3 = g(3);
+    const CostReport r2 = evaluate(g2, c, make_scheme(spec, g2, c, {}));
+    const CostReport r3 = evaluate(g3, c, make_scheme(spec, g3, c, {}));
+    REQUIRE(r2.micro_batches == 1);
+    return r3.activation_memory_bytes - r2.activation_memory_bytes;
+  };
+  const double sbh_t = 1024.0 * 4 * 8192 / 4, r = 8.0 / 64, f = 28672.0 / 8192;
+  CHECK(layer_bytes("bf16") == Approx(sbh_t * (12 + 4 * r + 6 * f)).epsilon(0.01));
+  CHECK(layer_bytes("fp8") == Approx(sbh_t * (11 + 4 * r + 5 * f)).epsilon(0.01));
 }

@@ -4,6 +4,8 @@
 // memory traffic.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
@@ -13,8 +15,9 @@ using namespace autoddl::costmodel;
 
 namespace {
 Graph gpt(int flash, const char* model = "gpt") {
+  const std::string kv = std::string(model) == "llama" ? ",kv_heads=4" : "";
   return build_zoo_model(model, parse_knob_list(std::string("layers=1,hidden=1024,heads=16,seq=2048,batch=4,flash=") +
-                                                std::to_string(flash)));
+                                                std::to_string(flash) + kv));
 }
 }  // namespace
 
@@ -86,4 +89,33 @@ TEST_CASE("fused attention runs at the preset's measured share of peak for its s
   const Graph g4 = build_zoo_model("gpt", parse_knob_list("layers=1,hidden=2048,heads=16,seq=4096,batch=4,flash=1"));
   const Op core4 = core_of(g4);
   CHECK(op_kernel_times(h100.gpu, g4, core4, 1.0).fwd_s / core4.work.fwd_flops < t.fwd_s / core.work.fwd_flops);
+}
+
+TEST_CASE("model FLOPs are the workload's: the same with and without FlashAttention, in two named conventions",
+          "[costmodel][flash]") {
+  // GPT-3 175B reported 7.353e14 FLOPs per sample with flash=0 and 7.251e14 with flash=1: the
+  // causal half was applied by the fused op only. Megatron-LM's convention counts the whole
+  // s×s score matrix (num_floating_point_operations); the causal one half of it, for both.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  for (const char* model : {"gpt", "llama", "bert"}) {
+    INFO(model);
+    const Graph plain = gpt(0, model), fused = gpt(1, model);
+    const double b = 4, a = 16, s = 2048, d = 64, core = 4 * b * a * s * s * d;  // Q·Kᵀ and P·V, unmasked
+    const bool causal = std::string(model) != "bert";
+    for (FlopsConvention conv : {FlopsConvention::megatron, FlopsConvention::causal}) {
+      CHECK(fused.model_forward_flops(conv) == Approx(plain.model_forward_flops(conv)).epsilon(1e-12));
+    }
+    CHECK(plain.model_forward_flops(FlopsConvention::megatron) - plain.model_forward_flops(FlopsConvention::causal) ==
+          Approx(causal ? core / 2 : 0).margin(1));
+    // What the kernels run still differs: the causal fused kernel skips the masked tiles.
+    const double unfused_core = plain.ops[plain.find_op("layer.0.attn.scores")].work.fwd_flops +
+                                plain.ops[plain.find_op("layer.0.attn.context")].work.fwd_flops;
+    CHECK(unfused_core - fused.ops[fused.find_op("layer.0.attn.core")].work.fwd_flops == Approx(causal ? core / 2 : 0).margin(1));
+    const char* spec = "megatron:tp=2,pp=1,dp=4";
+    const Scheme dp_plain = make_scheme(spec, plain, c, {}), dp_fused = make_scheme(spec, fused, c, {});
+    const CostReport rp = evaluate(plain, c, dp_plain), rf = evaluate(fused, c, dp_fused);
+    CHECK(rf.model_flops_per_iteration == Approx(rp.model_flops_per_iteration).epsilon(1e-12));
+    CHECK(rf.model_flops_causal_per_iteration == Approx(rp.model_flops_causal_per_iteration).epsilon(1e-12));
+    CHECK(rp.model_flops_per_iteration == Approx(3 * plain.model_forward_flops(FlopsConvention::megatron)));
+  }
 }

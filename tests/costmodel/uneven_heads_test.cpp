@@ -69,7 +69,7 @@ TEST_CASE("autoddl cost prices tp not dividing heads as the padded model and rep
   CHECK(p["notes"].empty());
   Graph given = build_zoo_model("gpt", parse_knob_list(knobs));
   CHECK(a["params"].get<double>() == static_cast<double>(given.parameter_count()));
-  CHECK(a["model_flops_per_iteration"].get<double>() == Approx(3 * given.forward_flops()));
+  CHECK(a["model_flops_per_iteration"].get<double>() == Approx(3 * given.model_forward_flops(FlopsConvention::megatron)));
   CHECK(p["params"].get<double>() > a["params"].get<double>());
   // An explicit heads_pad is the user's model: no second guess, Megatron's refusal stands.
   CHECK(run("cost --model gpt --set " + knobs + ",heads_pad=1" + common) == 2);
@@ -85,12 +85,12 @@ TEST_CASE("make_schemed_model pads a zoo model's heads for tp, says so, and coun
   CHECK(m.note.find("uneven head split") != std::string::npos);
   CHECK(m.note.find("heads_pad=8") != std::string::npos);
   CHECK(m.params == static_cast<double>(given.parameter_count()));
-  CHECK(m.forward_flops == given.forward_flops());
+  CHECK(m.forward_flops == given.model_forward_flops(FlopsConvention::megatron));
   CHECK(m.graph.parameter_count() == build_zoo_model("gpt", parse_knob_list(knobs + ",heads_pad=8")).parameter_count());
   CostReport r = evaluate(m.graph, c, m.scheme);
   restate_for_given_model(r, m);
   CHECK(r.params == m.params);
-  CHECK(r.model_flops_per_iteration == Approx(3 * given.forward_flops()));
+  CHECK(r.model_flops_per_iteration == Approx(3 * given.model_forward_flops(FlopsConvention::megatron)));
 
   const SchemedModel even = make_schemed_model(given, "gpt", knobs, "dp", c, {});
   CHECK(even.note.empty());

@@ -165,6 +165,14 @@ TEST_CASE("GPT forward FLOPs match Megatron-LM's formula within 2%", "[zoo][publ
     CHECK(g.forward_flops() == Approx(expected).epsilon(0.02));
     // backward ≈ 2x forward: the 6·N·T rule
     CHECK(g.backward_flops() == Approx(2 * g.forward_flops()).epsilon(0.02));
+    // The model FLOPs (the products only, Megatron-LM's convention) are the formula's, with the
+    // unfused attention core and with the causal fused one alike.
+    for (const char* flash : {"0", "1"}) {
+      KnobMap k = knobs;
+      k["flash"] = flash;
+      INFO("flash=" << flash);
+      CHECK(build_zoo_model("gpt", k).model_forward_flops(FlopsConvention::megatron) == Approx(expected).epsilon(0.005));
+    }
   }
 }
 

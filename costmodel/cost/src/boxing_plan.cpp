@@ -54,6 +54,36 @@ Charges charges(const Graph& graph, const Scheme& scheme, const std::vector<int>
   return c;
 }
 
+// Whether op i's input k is gathered into a weight GEMM from a smaller layout, so that backward
+// gathers it again for the weight gradient: the tensor is kept as the shard (stage_memory), as
+// Megatron-LM's sequence parallelism keeps the LayerNorm output sequence-split and all-gathers it
+// again before the QKV and FC1 weight gradients (LinearWithGradAccumulationAndAsyncCommunication;
+// Transformer Engine's LayerNormLinear): 6 all-gathers per layer and micro-batch, not 4.
+bool regathered_for_weight_gradient(const Graph& graph, const Scheme& scheme, const EvalFrame& f, int i, int k,
+                                    const NdSbp& produced) {
+  const Op& op = graph.ops[i];
+  if (k != 0 || !op_kind_info(op.kind).gemm || op.inputs.size() < 2) return false;
+  if (graph.tensors[op.inputs[1]].role != TensorRole::parameter) return false;
+  const double bytes = f.bytes_mb[op.inputs[0]];
+  return local_bytes(scheme.op_sigs[i].in[k], f.sbp_shape.data(), bytes) > local_bytes(produced, f.sbp_shape.data(), bytes);
+}
+
+// The data-gradient GEMMs that read tensor t as `layout` (Q, K and V read one gathered LayerNorm
+// output): half of each weight GEMM's backward. The re-gather is launched before them and waited
+// for before the weight gradients, so only what runs longer is exposed (Megatron-LM's async
+// all-gather; TE's bulk overlap of the all-gather with the dgrad GEMM under --tp-comm-overlap).
+double data_gradient_gemms_s(const Graph& graph, const Scheme& scheme, const std::vector<OpCompute>& compute, int t,
+                             const NdSbp& layout) {
+  double s = 0;
+  for (int c : graph.consumers[t]) {
+    const Op& reader = graph.ops[c];
+    if (!op_kind_info(reader.kind).gemm || reader.inputs.size() < 2 || reader.inputs[0] != t) continue;
+    if (graph.tensors[reader.inputs[1]].role != TensorRole::parameter || !(scheme.op_sigs[c].in[0] == layout)) continue;
+    s += (compute[c].bwd_s - compute[c].recompute_s) / 2;
+  }
+  return s;
+}
+
 int state(const BoxingTable& table, const NdSbp& s, const std::string& what) {
   const int idx = table.index_of(s);
   if (idx < 0) scheme_error(what, to_string(s) + " does not divide the tensor's micro-batch shape");
@@ -170,6 +200,9 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
         table.tally(in.from, in.to, tally);
         if (forward_boxing_runs(compute[i].recompute) > 1) {
           ob.bwd_s += box;
+          table.tally(in.from, in.to, tally);
+        } else if (box > 0 && regathered_for_weight_gradient(graph, scheme, f, i, k, psig.out[o])) {
+          ob.bwd_s += std::max(0.0, box - data_gradient_gemms_s(graph, scheme, compute, t, sig.in[k]));
           table.tally(in.from, in.to, tally);
         }
       }

@@ -45,8 +45,19 @@ double attention_occupancy(const GpuSpec& gpu, const Shape& q, double share) {
   return (w / (w + c)) / (w_ref / (w_ref + c));
 }
 
+namespace {
+// Whether `op` is the first FP8 GEMM to read tensor t: Transformer Engine casts an input once
+// (QKV is one GEMM reading one FP8 copy, here three matmuls of the same tensor).
+bool first_fp8_reader(const Graph& g, const Op& op, int t) {
+  for (int c : g.consumers[t]) {
+    if (runs_fp8_gemm(g, g.ops[c])) return &g.ops[c] == &op;
+  }
+  return true;
+}
+}  // namespace
+
 OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double share) {
-  const bool fp8 = g.fp8_gemms && op_kind_info(op.kind).gemm;
+  const bool fp8 = runs_fp8_gemm(g, op);
   const DType dt = fp8 ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
   if (dt == DType::fp8 && gpu.peak_flops_fp8 <= 0) {
     throw InputError("--set", "dtype", "fp8 GEMMs need FP8 tensor cores, and " + gpu.name + " has none (no gpu.peak_flops_fp8)");
@@ -71,7 +82,7 @@ OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double
     const Tensor& a = g.tensors[op.inputs[0]];
     const Tensor& y = g.tensors[op.outputs[0]];
     const double cast_a = 1.5 * static_cast<double>(a.bytes()) * share, cast_dy = 1.5 * static_cast<double>(y.bytes()) * share;
-    if (t.fwd_s > 0) t.fwd_s += cast_a / hbm + gpu.launch_overhead_s;
+    if (t.fwd_s > 0 && first_fp8_reader(g, op, op.inputs[0])) t.fwd_s += cast_a / hbm + gpu.launch_overhead_s;
     if (t.bwd_s > 0) t.bwd_s += cast_dy / hbm + gpu.launch_overhead_s;
   }
   return t;
@@ -79,7 +90,7 @@ OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double
 
 double gemm_chunking_extra_s(const GpuSpec& gpu, const Graph& g, const Op& op, double share, int chunks) {
   if (chunks <= 1 || !op_kind_info(op.kind).gemm) return 0;
-  const DType dt = g.fp8_gemms ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
+  const DType dt = runs_fp8_gemm(g, op) ? DType::fp8 : g.tensors[op.outputs.empty() ? op.inputs[0] : op.outputs[0]].dtype;
   const double flops = op.work.fwd_flops * share, bytes = op.work.fwd_bytes * share;
   const double whole = kernel_time_s(gpu, op.kind, dt, flops, bytes, 1);
   const double split = chunks * kernel_time_s(gpu, op.kind, dt, flops / chunks, bytes / chunks, 1);
@@ -87,6 +98,13 @@ double gemm_chunking_extra_s(const GpuSpec& gpu, const Graph& g, const Op& op, d
 }
 
 double optimizer_bytes_per_param(DType dtype) { return dtype_bytes(dtype) == 2 ? 12.0 : 8.0; }
+
+double grad_bytes_per_param(DType dtype) { return std::max(4.0, static_cast<double>(dtype_bytes(dtype))); }
+
+double grad_reduce_bytes_per_param(DType dtype, bool reduce_in_16bit) {
+  if (dtype == DType::bf16 && !reduce_in_16bit) return 4;
+  return dtype_bytes(dtype);
+}
 
 double optimizer_step_bytes(double local_params, DType dtype) {
   return local_params * (3.0 * dtype_bytes(dtype) + 2 * optimizer_bytes_per_param(dtype));

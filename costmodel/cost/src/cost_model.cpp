@@ -7,6 +7,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 
 #include "autoddl/costmodel/boxing_plan.hpp"
+#include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/stage_memory.hpp"
 #include "autoddl/costmodel/timeline.hpp"
 
@@ -63,6 +64,11 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   r.peak_memory_bytes = memory.peak_bytes;
   r.param_memory_bytes = memory.param_bytes;
   r.activation_memory_bytes = memory.activation_bytes;
+  auto width_name = [](double bytes) { return bytes == 4 ? "fp32" : "16-bit"; };
+  r.grad_dtype = width_name(grad_bytes_per_param(f.train_dtype));
+  r.grad_reduce_dtype = grad_reduce_bytes_per_param(f.train_dtype, scheme.grad_reduce_16bit) == 4
+                            ? "fp32"
+                            : std::string(dtype_name(f.train_dtype));
   r.memory_capacity_bytes = cluster.gpu.memory_bytes;
   if (r.peak_memory_bytes > r.memory_capacity_bytes) {
     r.feasible = false;
@@ -70,7 +76,8 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   }
 
   iteration_timeline(cluster.gpu, f, scheme.schedule, compute, boxing, sync, memory.optimizer_params, r, plan);
-  r.model_flops_per_iteration = 3 * graph.forward_flops();
+  r.model_flops_per_iteration = 3 * graph.model_forward_flops(FlopsConvention::megatron);
+  r.model_flops_causal_per_iteration = 3 * graph.model_forward_flops(FlopsConvention::causal);
   if (r.iteration_s > 0) {
     r.samples_per_s = graph.batch / r.iteration_s;
     r.model_tflops_per_gpu = r.model_flops_per_iteration / r.iteration_s / r.devices / 1e12;

@@ -1,6 +1,7 @@
 // Phase "gradient buckets" of evaluate() (see grad_buckets.hpp): gradient readiness in the last
 // micro-batch's backward, DDP-style buckets overlapping it, and ZeRO-1's shard gathers.
 #include "autoddl/costmodel/grad_buckets.hpp"
+#include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/sm_contention.hpp"
 
 #include <algorithm>
@@ -39,6 +40,13 @@ GradSyncStates grad_sync_states(const BoxingTable& table, int grad, int storage,
   return s;
 }
 
+double grad_sync_time_s(const GradSync& g, const DeviceMesh& mesh) {
+  if (g.bytes_scale == 1) return g.table->time_s(g.from, g.to);
+  double t = 0;
+  for (const BoxingStep& st : g.table->path(g.from, g.to)) t += mesh.collective(st.dim, st.kind, st.bytes * g.bytes_scale).time_s;
+  return t;
+}
+
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
                     const DeviceMesh& mesh, CommTally& tally, double& total_s,
                     std::vector<PlannedBucket>* planned, int sm_count, double* contention_s) {
@@ -51,7 +59,9 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
   paths.reserve(grads.size());
   for (const GradSync& g : grads) {
     std::vector<Step> p;
-    for (const BoxingStep& st : g.table->path(g.from, g.to)) p.push_back({st.dim, st.kind, st.bytes, st.wire_bytes});
+    for (const BoxingStep& st : g.table->path(g.from, g.to)) {
+      p.push_back({st.dim, st.kind, st.bytes * g.bytes_scale, st.wire_bytes * g.bytes_scale});
+    }
     paths.push_back(std::move(p));
   }
   auto same_steps = [&](size_t a, size_t b) {
@@ -69,14 +79,14 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
       continue;
     }
     std::vector<Step> bucket = paths[i];
-    double bytes = grads[i].bytes;
+    double bytes = grads[i].bytes * grads[i].bytes_scale;
     size_t j = i + 1;
     while (j < grads.size() && bytes < bucket_bytes && same_steps(i, j)) {
       for (size_t x = 0; x < bucket.size(); ++x) {
         bucket[x].bytes += paths[j][x].bytes;
         bucket[x].wire_bytes += paths[j][x].wire_bytes;
       }
-      bytes += grads[j].bytes;
+      bytes += grads[j].bytes * grads[j].bytes_scale;
       ++j;
     }
     double t = 0;
@@ -121,7 +131,8 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
       const GradSyncStates gs =
           grad_sync_states(*in.table, in.grad, in.from, scheme.shard_optimizer, f.sbp_shape, tensor.shape);
       const double bytes = static_cast<double>(tensor.bytes());
-      grads[f.op_stage[i]].push_back({t, i, gs.from, gs.to, in.table, bytes, 0});
+      const double scale = grad_reduce_bytes_per_param(tensor.dtype, scheme.grad_reduce_16bit) / dtype_bytes(tensor.dtype);
+      grads[f.op_stage[i]].push_back({t, i, gs.from, gs.to, in.table, bytes, 0, scale});
       if (gs.to != gs.storage) gathers[f.op_stage[i]].push_back({t, i, gs.to, gs.storage, in.table, bytes, 0});
     }
   }
@@ -161,7 +172,7 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
     out.exposed_s = std::max(out.exposed_s, exposed);
     tail = std::max(tail, exposed + stolen);
     out.total_s = std::max(out.total_s, sync_total);
-    for (const GradSync& g : uniq) out.op_sync_s[g.op] += g.table->time_s(g.from, g.to);
+    for (const GradSync& g : uniq) out.op_sync_s[g.op] += grad_sync_time_s(g, f.split.sbp_mesh);
     // The all-gather of updated shards follows the optimizer step, exposed (Megatron overlaps it
     // with the next forward only with --overlap-param-gather).
     std::vector<GradSync> upd;

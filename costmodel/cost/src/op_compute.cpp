@@ -8,20 +8,7 @@
 
 namespace autoddl::costmodel {
 
-bool is_attention_core(const Graph& graph, const Op& op) {
-  auto square4 = [&](int t) {
-    const Tensor& x = graph.tensors[t];
-    return x.role == TensorRole::activation && x.shape.size() == 4 && x.shape[2] == x.shape[3] &&
-           x.shape[2] > 1;
-  };
-  for (int t : op.inputs) {
-    if (square4(t)) return true;
-  }
-  for (int t : op.outputs) {
-    if (square4(t)) return true;
-  }
-  return false;
-}
+bool is_attention_core(const Graph&, const Op& op) { return op.attention_core; }
 
 bool recomputed(const Graph& graph, const Op& op, Recompute recompute) {
   switch (recompute) {

@@ -21,7 +21,7 @@ double in_flight_micro_batches(int stage, int stages, int micro_batches, Pipelin
 }
 
 ParamMemory param_memory(const Tensor& t, const NdSbp& storage, const std::vector<int>& sbp_shape,
-                         bool shard_optimizer, double optimizer_bytes_per_param) {
+                         bool shard_optimizer, double optimizer_bytes_per_param, double grad_bytes_per_param) {
   const double store_local = local_bytes(storage, sbp_shape.data(), static_cast<double>(t.bytes()));
   const double elems = store_local / dtype_bytes(t.dtype);
   // ZeRO-1: each replica of a parameter updates only its share of the optimizer state, so
@@ -32,13 +32,46 @@ ParamMemory param_memory(const Tensor& t, const NdSbp& storage, const std::vecto
       if (storage.dims[d].is_broadcast()) opt_split *= sbp_shape[d];
     }
   }
-  return {2 * store_local + elems * optimizer_bytes_per_param / opt_split, elems / opt_split};
+  return {store_local + elems * grad_bytes_per_param + elems * optimizer_bytes_per_param / opt_split,
+          elems / opt_split};
 }
+
+int keeping_stage(const Graph& graph, const std::vector<int>& op_stage, int t, int producer_stage) {
+  int first_reader = -1;
+  for (int c : graph.consumers[t]) {
+    if (op_stage[c] == producer_stage) return producer_stage;
+    if (first_reader < 0 || op_stage[c] < first_reader) first_reader = op_stage[c];
+  }
+  return first_reader < 0 ? producer_stage : first_reader;
+}
+
+namespace {
+
+// Local bytes of output o of op i as backward keeps it: at its producer's SBP, or at the smaller
+// SBP an op that keeps it reads it in. A partial sum reduce-scattered into a LayerNorm (a row-
+// parallel output added to the residual stream under sequence parallelism, when no dropout
+// forces the reduction first) is kept as the norm's sequence shard, as Megatron-LM keeps it
+// (reduce-scatter, then the residual add); a shard gathered for a GEMM stays kept as the shard
+// (re-gathered in backward).
+double kept_local_bytes(const Graph& graph, const Scheme& scheme, const EvalFrame& f, const ActivationFactors& af,
+                        int i, int o) {
+  const int t = graph.ops[i].outputs[o];
+  double local = local_bytes(scheme.op_sigs[i].out[o], f.sbp_shape.data(), f.bytes_mb[t]);
+  for (int c : graph.consumers[t]) {
+    const Op& reader = graph.ops[c];
+    for (size_t k = 0; k < reader.inputs.size(); ++k) {
+      if (reader.inputs[k] != t || !(af.saves_input[c] & (1u << k))) continue;
+      local = std::min(local, local_bytes(scheme.op_sigs[c].in[k], f.sbp_shape.data(), f.bytes_mb[t]));
+    }
+  }
+  return local;
+}
+}  // namespace
 
 MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFrame& f) {
   const int n_ops = static_cast<int>(graph.ops.size());
   const int S = f.stages;
-  const double opt_bpp = optimizer_bytes_per_param(f.train_dtype);
+  const double opt_bpp = optimizer_bytes_per_param(f.train_dtype), grad_bpp = grad_bytes_per_param(f.train_dtype);
   MemoryPhase out;
   out.optimizer_params.assign(S, 0);
   std::vector<double> param_mem(S, 0), act_mem(S, 0), transient(S, 0);
@@ -58,7 +91,7 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
       gathered += std::max(0.0, use_local - store_local);
       if (param_stage[t] == s) continue;
       param_stage[t] = s;
-      const ParamMemory pm = param_memory(tensor, st, f.sbp_shape, scheme.shard_optimizer, opt_bpp);
+      const ParamMemory pm = param_memory(tensor, st, f.sbp_shape, scheme.shard_optimizer, opt_bpp, grad_bpp);
       param_mem[s] += pm.bytes;
       out.optimizer_params[s] += pm.optimizer_params;  // each replica steps only its shard
     }
@@ -71,16 +104,18 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
   std::map<std::pair<int, std::string>, double> per_block;
   for (int i = 0; i < n_ops; ++i) {
     const Op& op = graph.ops[i];
-    const int s = f.op_stage[i];
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const int t = op.outputs[o];
       if (af.kept[t] == 0 && af.recomputed[t] == 0) continue;
-      const double local = local_bytes(scheme.op_sigs[i].out[o], f.sbp_shape.data(), f.bytes_mb[t]);
+      const int s = S > 1 ? keeping_stage(graph, f.op_stage, t, f.op_stage[i]) : 0;
+      const double local = kept_local_bytes(graph, scheme, f, af, i, static_cast<int>(o));
       act_mem[s] += af.kept[t] * local;
       if (af.recomputed[t] > 0) per_block[{s, op.block}] += af.recomputed[t] * local;
     }
   }
   for (const auto& [key, bytes] : per_block) block_act[key.first] = std::max(block_act[key.first], bytes);
+  out.stage_activation_bytes = act_mem;
+  out.stage_param_bytes = param_mem;
   for (int s = 0; s < S; ++s) {
     const double in_flight = in_flight_micro_batches(s, S, f.micro_batches, scheme.schedule, f.virtual_stages);
     const double total = param_mem[s] + act_mem[s] * in_flight + block_act[s] + transient[s];

@@ -190,6 +190,43 @@ struct Checker {
       }
     }
   }
+
+  // The attention core, Megatron-LM's "core attention" (the module selective recompute
+  // checkpoints): the fused attention op; unfused, the score product of two activations (Q·Kᵀ),
+  // the softmax, masking and dropout ops that read it, and the product with V that closes it.
+  // By kind and data flow only: a shape test (a rank-4 tensor with two equal trailing sizes)
+  // also took the (batch, seq, heads, head_dim) views of Q, K, V and the attention output for
+  // scores whenever heads == head_dim (Llama 3 405B: 128 heads of 128).
+  // An unfused core is causal when its score product says so (`causal`); P·V that closes it
+  // takes the flag from the region, so the causal-aware FLOPs halve both products.
+  void mark_attention_core() {
+    enum : uint8_t { closed, open, open_causal };
+    std::vector<uint8_t> region(g.tensors.size(), closed);  // an open core's output: the region goes on
+    auto activation = [&](int t) { return g.tensors[t].role != TensorRole::parameter; };
+    for (Op& op : g.ops) {
+      const uint8_t in = op.inputs.empty() ? uint8_t{closed} : region[op.inputs[0]];
+      bool core = false;
+      uint8_t out = closed;
+      switch (op.kind) {
+        case OpKind::attention: core = true; break;
+        case OpKind::matmul:
+          // Q·Kᵀ opens the region; P·V (its first input from the region) closes it.
+          core = op.inputs.size() >= 2 && activation(op.inputs[0]) && activation(op.inputs[1]);
+          if (core && in == closed) out = op.attrs.causal ? open_causal : open;
+          if (core && in == open_causal) op.attrs.causal = true;
+          break;
+        case OpKind::softmax:
+        case OpKind::unary:
+        case OpKind::binary:
+          core = in != closed;
+          out = in;
+          break;
+        default: break;
+      }
+      op.attention_core = core;
+      for (int t : op.outputs) region[t] = out;
+    }
+  }
 };
 }  // namespace
 
@@ -211,6 +248,7 @@ void Graph::finalize() {
   c.check_order_and_shapes(writer);
   c.check_all_produced(writer);
   c.fill_consumers();
+  c.mark_attention_core();
 }
 
 int64_t Graph::parameter_count() const {
@@ -232,6 +270,29 @@ int64_t Graph::parameter_bytes() const {
 double Graph::forward_flops() const {
   double f = 0;
   for (const Op& op : ops) f += op.work.fwd_flops;
+  return f;
+}
+
+bool runs_fp8_gemm(const Graph& g, const Op& op) {
+  return g.fp8_gemms && op_kind_info(op.kind).gemm && !op.block.empty() && op.inputs.size() >= 2 &&
+         g.tensors[op.inputs[1]].role == TensorRole::parameter;
+}
+
+double Graph::model_forward_flops(FlopsConvention convention) const {
+  double f = 0;
+  for (const Op& op : ops) {
+    // The products only (GEMMs, convolutions, attention), as Megatron-LM's formula and MFU count:
+    // the unfused core's softmax and dropout are kernels the fused one does not run.
+    if (!op_kind_info(op.kind).gemm && op.kind != OpKind::attention && op.kind != OpKind::conv2d) continue;
+    double flops = op.work.fwd_flops;
+    const bool causal_core = op.attention_core && op.attrs.causal;
+    if (causal_core && op.kind == OpKind::attention && convention == FlopsConvention::megatron) {
+      flops *= 2;  // the fused kernel computes only the unmasked half
+    } else if (causal_core && op.kind == OpKind::matmul && convention == FlopsConvention::causal) {
+      flops /= 2;  // an unfused product computes the whole s×s, masked or not
+    }
+    f += flops;
+  }
   return f;
 }
 

@@ -62,9 +62,10 @@ int GraphBuilder::add_op(OpKind kind, const std::string& name, std::vector<int> 
   return out;
 }
 
-int GraphBuilder::matmul(const std::string& name, int a, int b, bool transpose_b) {
+int GraphBuilder::matmul(const std::string& name, int a, int b, bool transpose_b, bool causal) {
   OpAttrs at;
   at.transpose_b = transpose_b;
+  at.causal = causal;
   return add_op(OpKind::matmul, name, {a, b}, at);
 }
 

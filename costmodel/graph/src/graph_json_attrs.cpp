@@ -25,6 +25,8 @@ struct AttrRule {
 };
 
 bool always(OpKind, const OpAttrs&) { return true; }
+// A matmul says `causal` only when it is the score product of a causal attention core.
+bool causal_matmul(OpKind kind, const OpAttrs& a) { return kind != OpKind::matmul || a.causal; }
 bool windowed_pool(OpKind kind, const OpAttrs& a) {
   return kind != OpKind::pool || a.pool != PoolFn::global_avg;
 }
@@ -119,7 +121,7 @@ const std::vector<AttrRule>& attr_rules() {
       {"transpose_b", {K::matmul},                                         read_transpose_b, write_transpose_b, nullptr,       always},
       {"axis",        {K::bias_add, K::softmax, K::layer_norm, K::concat}, read_axis,        write_axis,        nullptr,       always},
       {"perm",        {K::transpose},                                      read_perm,        write_perm,        always,        always},
-      {"causal",      {K::attention},                                      read_causal,      write_causal,      nullptr,       always},
+      {"causal",      {K::attention, K::matmul},                           read_causal,      write_causal,      nullptr,       causal_matmul},
   };
   // clang-format on
   return rules;

@@ -133,11 +133,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16)");
     }
   }
   const int tp = static_cast<int>(positive(kv, "tp", 1));
@@ -182,6 +182,12 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   if (pp_overlap != "0" && pp_overlap != "1") fail("pp_overlap", "must be 0 or 1 (got '" + pp_overlap + "')");
   if (pp_overlap == "1" && v < 2) fail("pp_overlap", "needs interleave > 1 (Megatron overlaps pipeline p2p only in the interleaved schedule)");
   s.overlap_p2p_comm = pp_overlap == "1";
+  // --grad-reduce-in-bf16: reduce bf16 training's gradients in bf16, not its fp32 main gradients.
+  const std::string grad_reduce_bf16 = kv.count("grad_reduce_bf16") ? kv["grad_reduce_bf16"] : "0";
+  if (grad_reduce_bf16 != "0" && grad_reduce_bf16 != "1") {
+    fail("grad_reduce_bf16", "must be 0 or 1 (got '" + grad_reduce_bf16 + "')");
+  }
+  s.grad_reduce_16bit = grad_reduce_bf16 == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
   }

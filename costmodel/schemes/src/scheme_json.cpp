@@ -85,6 +85,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
   // Written only when set, so files of schemes without them stay byte-identical.
   if (s.overlap_tp_comm) j["overlap_tp_comm"] = true;
   if (s.overlap_p2p_comm) j["overlap_p2p_comm"] = true;
+  if (s.grad_reduce_16bit) j["grad_reduce_16bit"] = true;
   return j;
 }
 
@@ -94,7 +95,7 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   rd.keys(j, "",
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
            "recompute", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
-           "param_storage", "overlap_tp_comm", "overlap_p2p_comm"},
+           "param_storage", "overlap_tp_comm", "overlap_p2p_comm", "grad_reduce_16bit"},
           {"format", "mesh", "ops"});
   if (rd.string(j["format"], "format") != kFormat) rd.fail("format", std::string("must be \"") + kFormat + "\"");
   Scheme s;
@@ -132,7 +133,8 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
                               {"regather_in_backward", &s.regather_in_backward},
                               {"scatter_gather_sends", &s.scatter_gather_sends},
                               {"overlap_tp_comm", &s.overlap_tp_comm},
-                              {"overlap_p2p_comm", &s.overlap_p2p_comm}}) {
+                              {"overlap_p2p_comm", &s.overlap_p2p_comm},
+                              {"grad_reduce_16bit", &s.grad_reduce_16bit}}) {
     if (!j.contains(flag)) continue;
     if (!j[flag].is_boolean()) rd.fail(flag, "must be true or false");
     *field = j[flag].get<bool>();

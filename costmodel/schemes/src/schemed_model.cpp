@@ -22,7 +22,8 @@ SchemedModel make_schemed_model(Graph given, std::string_view model, std::string
   SchemedModel m;
   m.graph = std::move(given);
   m.params = static_cast<double>(m.graph.parameter_count());
-  m.forward_flops = m.graph.forward_flops();
+  m.forward_flops = m.graph.model_forward_flops(FlopsConvention::megatron);
+  m.forward_flops_causal = m.graph.model_forward_flops(FlopsConvention::causal);
   try {
     m.scheme = make_scheme(spec, m.graph, cluster, mesh_shape);
     return m;
@@ -46,6 +47,7 @@ SchemedModel make_schemed_model(Graph given, std::string_view model, std::string
 void restate_for_given_model(CostReport& r, const SchemedModel& m) {
   r.params = m.params;
   r.model_flops_per_iteration = 3 * m.forward_flops;
+  r.model_flops_causal_per_iteration = 3 * m.forward_flops_causal;
   if (r.iteration_s > 0) r.model_tflops_per_gpu = r.model_flops_per_iteration / r.iteration_s / r.devices / 1e12;
 }
 

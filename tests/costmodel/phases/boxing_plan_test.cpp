@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <string>
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/boxing_plan.hpp"
@@ -125,4 +126,43 @@ TEST_CASE("a tensor is sent once to each other stage that reads it, and its grad
   // The send of one micro-batch's piece is α + bytes · β on the pipeline link.
   CHECK(stage_send_s(p.frame.split.tier, 1e6) ==
         p.frame.split.tier.alpha_s + 1e6 * p.frame.split.tier.beta_s_per_byte);
+}
+
+TEST_CASE("sequence parallelism gathers the LayerNorm outputs again for the weight gradients", "[costmodel][phases]") {
+  // Megatron-LM keeps the LayerNorm outputs sequence-split and all-gathers them again in
+  // backward before the QKV and FC1 weight gradients: per layer and micro-batch 2 all-gathers
+  // forward, 2 backward (of the reduce-scattered outputs' gradients) and these 2: 6, not 4.
+  // Launched before the data-gradient GEMMs, they hide under them up to their time.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  auto gpt = [](int layers) {
+    return build_zoo_model("gpt", {{"layers", std::to_string(layers)}, {"hidden", "1024"}, {"heads", "16"},
+                                   {"seq", "1024"}, {"vocab", "1024"}, {"batch", "8"}});
+  };
+  const auto ag = static_cast<size_t>(CollectiveKind::all_gather);
+  for (const char* recompute : {"none", "selective", "full"}) {
+    INFO("recompute=" << recompute);
+    const std::string spec = std::string("megatron:tp=8,pp=1,dp=1,sp=1,recompute=") + recompute;
+    const Graph g2 = gpt(2), g3 = gpt(3);
+    const CostReport r2 = evaluate(g2, c, make_scheme(spec, g2, c, {}));
+    const CostReport r3 = evaluate(g3, c, make_scheme(spec, g3, c, {}));
+    REQUIRE(r2.micro_batches == 1);
+    // Full recompute re-runs the forward, gathers included: the same 6, counted there.
+    CHECK(r3.comm.count[ag] - r2.comm.count[ag] == 6);
+  }
+  // Hidden under the data-gradient GEMMs: a layer's backward boxing is what it was with 4.
+  const Graph g = gpt(2);
+  const Scheme s = make_scheme("megatron:tp=8,pp=1,dp=1,sp=1", g, c, {});
+  const Planned p = plan_of(g, c, s);
+  double regather_s = 0, hidden_under_s = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.name != "layer.0.attn.q" && op.name != "layer.0.ffn.fc1") continue;
+    const InputBoxing& in = p.boxing.input(static_cast<int>(i), 0);
+    regather_s += in.table->time_s(in.from, in.to);
+    hidden_under_s += (p.compute[i].bwd_s - p.compute[i].recompute_s) / 2;
+    // Its backward boxing is its input gradient's reduce-scatter alone: the gather is hidden.
+    CHECK(p.boxing.ops[i].bwd_s == Approx(in.table->time_s(in.grad, in.grad_to)));
+  }
+  CHECK(regather_s > 0);
+  CHECK(regather_s < hidden_under_s);
 }

@@ -46,9 +46,12 @@ OpWork attention_work(const Graph& g, const Op& op) {
   return w;
 }
 
-SavedForBackward attention_saved(const Graph&, const Op&) {
+SavedForBackward attention_saved(const Graph& g, const Op&) {
   SavedForBackward s;
   s.inputs = 7u;  // q, k, v (o: see the header)
+  // With FP8 GEMMs the projection keeps an FP8 copy of its input, no longer a view of o, so o
+  // is kept here as well.
+  s.output = g.fp8_gemms;
   return s;
 }
 

@@ -48,12 +48,21 @@ OpWork binary_work(const Graph& g, const Op& op) {
   return w;
 }
 
+namespace {
+// silu(gate) ⊙ up is one SwiGLU kernel in Megatron-LM (bias_swiglu_impl, TE's swiglu): backward
+// recomputes silu(gate) from the gate, which silu keeps, so the product keeps no copy of it.
+bool fused_swiglu_operand(const Graph& g, const Op& op, int i) {
+  const int producer = input(g, op, i).producer;
+  return producer >= 0 && g.ops[producer].kind == OpKind::unary && g.ops[producer].attrs.unary == UnaryFn::silu;
+}
+}  // namespace
+
 // add passes dY through; mul needs each operand for the other's gradient.
 SavedForBackward binary_saved(const Graph& g, const Op& op) {
   SavedForBackward s;
   if (op.attrs.binary == BinaryFn::mul) {
-    if (needs_grad(g, op, 1)) s.inputs |= 1u;
-    if (needs_grad(g, op, 0)) s.inputs |= 2u;
+    if (needs_grad(g, op, 1) && !fused_swiglu_operand(g, op, 0)) s.inputs |= 1u;
+    if (needs_grad(g, op, 0) && !fused_swiglu_operand(g, op, 1)) s.inputs |= 2u;
   }
   return s;
 }

@@ -33,7 +33,7 @@ int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, 
   if (flash) {
     ctx = b.attention("attn.core", q, k, v, causal);
   } else {
-    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);  // (b, heads, s, s)
+    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true, causal);  // (b, heads, s, s)
     int probs = b.dropout("attn.probs_dropout", b.softmax("attn.softmax", scores));
     ctx = b.matmul("attn.context", probs, v);
   }
@@ -69,7 +69,7 @@ int grouped_query_attention(GraphBuilder& b, int x, int64_t heads, int64_t kv_he
       k = repeat(k, "attn.k.repeat");
       v = repeat(v, "attn.v.repeat");
     }
-    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true);
+    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true, /*causal=*/true);
     ctx = b.matmul("attn.context", b.softmax("attn.softmax", scores), v);
   }
   int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});

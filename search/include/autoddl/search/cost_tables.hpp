@@ -59,6 +59,9 @@ struct OpClass {
   std::vector<int> sig_of;           // per choice
   std::vector<uint8_t> zero;         // per choice: parameters stored ZeRO-sharded
   std::vector<double> compute_s;     // per choice: forward + backward (+ recompute), per iteration
+  // Per choice: one micro-batch's data-gradient GEMM (half the backward kernels), under which a
+  // weight GEMM's backward re-gather of its input hides (boxing_plan.hpp).
+  std::vector<double> dgrad_s;
   // Per choice, boxing-state indices of each operand (-1 = none), strides kMaxOpInputs / Outputs.
   std::vector<int16_t> in_state, in_grad_state, store_state;
   std::vector<int16_t> out_state, out_grad_state;
@@ -174,6 +177,9 @@ class CostTables {
   std::vector<int> term_ops_;
   std::vector<int8_t> term_ports_;
   std::vector<char> recompute_op_;  // per op: its forward re-runs in backward (boxing twice)
+  // Per op: a GEMM of an activation (port 0) by a weight, which gathers its input again in
+  // backward when it arrives gathered from a smaller layout (boxing_plan.cpp).
+  std::vector<char> weight_gemm_op_;
   std::vector<int> op_terms_begin_, op_terms_;
   std::vector<MemTerm> mem_terms_;
   std::vector<std::vector<int>> op_mem_terms_;

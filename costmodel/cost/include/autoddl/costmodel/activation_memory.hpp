@@ -19,6 +19,9 @@ struct ActivationFactors {
   // Full recompute only: live while its block's forward is re-run in backward (one block of a
   // stage at a time, so a stage holds the largest block's sum once).
   std::vector<double> recomputed;
+  // Per op: bit k set when the op keeps its input k for backward (at the SBP it reads it in:
+  // stage_memory keeps a tensor at the smaller of its producer's and its keepers' layouts).
+  std::vector<uint32_t> saves_input;
 };
 
 // What backward reads of tensor t without recompute (0 for parameters and graph inputs).

@@ -14,11 +14,12 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
 
 // The forward and backward kernel times of `op` doing `share` of its work (a micro-batch's piece
 // on one device, after its SBP split), priced at its compute dtype: the output's (the input's
-// for ops without one), or FP8 for matmuls of a graph with fp8_gemms. An FP8 GEMM runs at the
+// for ops without one), or FP8 for the GEMMs runs_fp8_gemm names. An FP8 GEMM runs at the
 // GPU's FP8 peak times the same size-efficiency table, plus the cast of its activation operand
-// (forward) and of the output gradient (backward) to FP8 with the amax that sets its scale: one
-// more kernel each, reading 2 and writing 1 byte per element (Transformer Engine fuses some of
-// these into LayerNorm and GeLU kernels; charging all is the conservative side). Throws
+// (forward; once per tensor, by its first FP8 reader) and of the output gradient (backward) to
+// FP8 with the amax that sets its scale: one more kernel each, reading 2 and writing 1 byte per
+// element (Transformer Engine fuses some of these into LayerNorm and GeLU kernels; charging
+// them is the conservative side). Throws
 // InputError("--set", "dtype", ...) when the GPU has no FP8 tensor cores. A fused attention
 // op runs at the GPU's attention_efficiency_fwd/bwd share of peak at its key length (16-bit:
 // Transformer Engine keeps attention out of FP8 by default), or at peak without those tables.
@@ -46,5 +47,16 @@ double optimizer_step_bytes(double local_params, DType dtype);
 // Bytes per parameter of optimizer state: mixed-precision Adam keeps an fp32 master copy and
 // two fp32 moments (12 B); fp32 training keeps the two moments (8 B).
 double optimizer_bytes_per_param(DType dtype);
+
+// Bytes per parameter of the gradient buffer: 16-bit training accumulates fp32 main gradients
+// (Megatron-LM's main_grad buffer; DeepSpeed's bf16 optimizer likewise), 4 B, so mixed-precision
+// Adam holds 2 + 4 + 12 = 18 B per parameter (Korthikanti et al. 2022's Figure 1 bars); fp32: 4.
+double grad_bytes_per_param(DType dtype);
+
+// Bytes per parameter the data-parallel gradient reduction moves: Megatron-LM's defaults reduce
+// bf16 training's fp32 main gradients in fp32 (accumulate_allreduce_grads_in_fp32 is forced on
+// for bf16, megatron/training/arguments.py) unless --grad-reduce-in-bf16 (`reduce_in_16bit`),
+// and fp16 training's gradients in fp16 (the flag's default is off for fp16); fp32: 4.
+double grad_reduce_bytes_per_param(DType dtype, bool reduce_in_16bit);
 
 }  // namespace autoddl::costmodel

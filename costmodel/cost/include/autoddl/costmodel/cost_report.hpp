@@ -33,12 +33,18 @@ struct CostReport {
   double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
   double param_memory_bytes = 0, activation_memory_bytes = 0;
+  // The gradients as the framework keeps and reduces them (grad_bytes_per_param,
+  // grad_reduce_bytes_per_param): "fp32" for 16-bit training's main gradients by default.
+  std::string grad_dtype, grad_reduce_dtype;
   bool feasible = true;
   std::string infeasible_reason;
   double params = 0;
-  double model_flops_per_iteration = 0;  // 3 × forward FLOPs (no recompute), as MFU counts
+  // 3 × the model's forward FLOPs (no recompute), Megatron-LM's convention (FlopsConvention::megatron):
+  // what published MFU and TFLOP/s per GPU count, whichever attention kernel runs.
+  double model_flops_per_iteration = 0;
+  double model_flops_causal_per_iteration = 0;  // the same, causal cores halved (FlopsConvention::causal)
   double samples_per_s = 0;
-  double model_tflops_per_gpu = 0;
+  double model_tflops_per_gpu = 0;  // model_flops_per_iteration / iteration_s / devices
   int stages = 1, micro_batches = 1;
   std::vector<OpCostRow> per_op;
 };

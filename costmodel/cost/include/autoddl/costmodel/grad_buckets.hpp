@@ -47,7 +47,13 @@ struct GradSync {
   const BoxingTable* table = nullptr;
   double bytes = 0;        // logical gradient bytes
   double ready_s = 0;      // in the last micro-batch's backward of its stage
+  // What the reduction moves per byte of `table`'s tensor: 2 for bf16 parameters whose fp32
+  // main gradients are reduced in fp32 (grad_reduce_bytes_per_param), 1 otherwise.
+  double bytes_scale = 1;
 };
+
+// The time of `g`'s conversion at its reduced width, unbucketed.
+double grad_sync_time_s(const GradSync& g, const DeviceMesh& mesh);
 
 // Syncs `grads` (in ready order) in buckets over `mesh`, adding the collectives to `tally`, their
 // time to `total_s` and each bucket to `planned` (when not null); returns the time the last

@@ -20,8 +20,8 @@ inline double micro_batch_work_share(const Graph& graph, const Op& op, int micro
   return graph.tensors[t].batched ? 1.0 / micro_batches : 1.0;
 }
 
-// Ops whose activations Megatron's selective recompute drops: the attention core, i.e. ops
-// reading or writing a rank-4 activation whose last two dims are equal (the s×s scores).
+// Ops whose activations Megatron's selective recompute drops: the attention core (Op::attention_core,
+// marked by kind and data flow when the graph is finalized).
 bool is_attention_core(const Graph& graph, const Op& op);
 
 // Whether backward re-runs op's forward under `recompute`: selective re-runs the attention core,

@@ -22,16 +22,26 @@ double in_flight_micro_batches(int stage, int stages, int micro_batches, Pipelin
                                int virtual_stages);
 
 // One device's bytes for a parameter stored as `storage` (its value, its gradient, the optimizer
-// state), and the parameters whose state it steps; `optimizer_bytes_per_param` as compute.hpp.
+// state), and the parameters whose state it steps; `optimizer_bytes_per_param` and
+// `grad_bytes_per_param` as compute.hpp.
 struct ParamMemory {
   double bytes = 0;
   double optimizer_params = 0;
 };
 ParamMemory param_memory(const Tensor& t, const NdSbp& storage, const std::vector<int>& sbp_shape,
-                         bool shard_optimizer, double optimizer_bytes_per_param);
+                         bool shard_optimizer, double optimizer_bytes_per_param, double grad_bytes_per_param);
+
+// The stage that keeps tensor t for backward: its producer's (at `producer_stage`), unless no op
+// of that stage reads it, when it is the first stage that does (the receiver of a pipeline send).
+int keeping_stage(const Graph& graph, const std::vector<int>& op_stage, int t, int producer_stage);
 
 struct MemoryPhase {
   std::vector<double> optimizer_params;  // per stage: the local parameters its optimizer steps
+  // Per stage: the activations one micro-batch keeps there for backward. A tensor that crosses a
+  // stage boundary is kept by the receiving stage (Megatron-LM frees the sender's copy once sent,
+  // deallocate_output_tensor in megatron/core/pipeline_parallel/schedules.py).
+  std::vector<double> stage_activation_bytes;
+  std::vector<double> stage_param_bytes;  // per stage: parameters, gradients and optimizer state
   double peak_bytes = 0, param_bytes = 0, activation_bytes = 0;  // at the peak stage
   int peak_stage = 0;
 };

@@ -33,6 +33,13 @@ struct Tensor {
   bool needs_gradient() const;
 };
 
+// How model FLOPs count a causal attention core (the workload's FLOPs, not the kernels'):
+// - megatron: over the whole s×s score matrix, causal or not: Megatron-LM's
+//   num_floating_point_operations (megatron/training/training.py; Narayanan et al. 2021, appendix),
+//   the count behind published MFU and TFLOP/s per GPU;
+// - causal: only the unmasked half of a causal core (what FlashAttention's causal kernels compute).
+enum class FlopsConvention : uint8_t { megatron, causal };
+
 enum class UnaryFn : uint8_t { relu, gelu, dropout, tanh, sigmoid, silu };
 enum class BinaryFn : uint8_t { add, mul };
 enum class PoolFn : uint8_t { max, avg, global_avg };
@@ -45,7 +52,7 @@ struct OpAttrs {
   UnaryFn unary = UnaryFn::relu;   // unary
   BinaryFn binary = BinaryFn::add; // binary
   bool transpose_b = false;        // matmul: B is stored (..., n, k)
-  bool causal = false;             // attention: position i attends to positions <= i
+  bool causal = false;             // attention, and matmuls of an unfused attention core: position i attends to positions <= i
   int axis = -1;                   // bias_add / softmax / layer_norm (first normalized axis) / concat; <0 counts from the end
   std::vector<int> perm;           // transpose
 };
@@ -66,6 +73,9 @@ struct Op {
   OpAttrs attrs;
   std::string block;         // repeated-block label ("layer.3"), empty if none; used to tie and stage
   OpWork work;               // filled by Graph::finalize()
+  // Part of an attention core (filled by Graph::finalize(), mark_attention_core in graph.cpp):
+  // what Megatron's selective recompute re-runs. Found by op kind and data flow, never by shape.
+  bool attention_core = false;
 };
 
 struct Graph {
@@ -75,8 +85,9 @@ struct Graph {
   std::vector<Tensor> tensors;
   std::vector<Op> ops;  // in topological order after finalize()
   std::vector<std::vector<int>> consumers;  // per tensor: the ops reading it (finalize())
-  // Matmuls run as FP8 GEMMs (Transformer Engine's recipe on Hopper: inputs cast to FP8 with
-  // per-tensor scales, tensors and everything else stay in their dtype). The zoo's dtype=fp8.
+  // The layers' linear GEMMs run in FP8 (Transformer Engine's recipe on Hopper: inputs cast to
+  // FP8 with per-tensor scales, tensors and everything else stay in their dtype; which GEMMs:
+  // runs_fp8_gemm). The zoo's dtype=fp8.
   bool fp8_gemms = false;
 
   // Checks every op (inputs exist, shapes agree with the kind's shape rule, outputs written
@@ -86,11 +97,26 @@ struct Graph {
 
   int64_t parameter_count() const;     // elements of all parameter tensors
   int64_t parameter_bytes() const;
-  double forward_flops() const;        // whole batch
+  double forward_flops() const;        // whole batch, as the kernels run it (see model_forward_flops)
+  // Model FLOPs of one forward pass over the whole batch: the workload's products (GEMMs,
+  // convolutions, attention; no elementwise kernels), whatever kernels run them, so a model's
+  // MFU does not move with the FlashAttention flag (FlopsConvention says how causal cores count).
+  double model_forward_flops(FlopsConvention convention) const;
   double backward_flops() const;
-  double forward_flops_per_sample() const { return forward_flops() / static_cast<double>(batch); }
+  double forward_flops_per_sample() const {  // model FLOPs, Megatron-LM's convention
+    return model_forward_flops(FlopsConvention::megatron) / static_cast<double>(batch);
+  }
   int find_tensor(const std::string& name) const;  // -1 if absent
   int find_op(const std::string& name) const;      // -1 if absent
 };
+
+// Whether `op` runs as an FP8 GEMM: with fp8_gemms, exactly the GEMMs Transformer Engine runs in
+// FP8 under Megatron-LM's --fp8-format: the Linear modules of the transformer layers (an op in a
+// block that multiplies an activation by a weight: QKV, projection, FC1, FC2). Not the output
+// layer (Megatron-Core's GPTModel builds it as tensor_parallel.ColumnParallelLinear, outside
+// TE's fp8_autocast modules), and not the attention core's products of two activations
+// (unfused: torch's baddbmm/bmm in bf16; fused: FP8 attention is the separate
+// --fp8-dot-product-attention, off by default).
+bool runs_fp8_gemm(const Graph& g, const Op& op);
 
 }  // namespace autoddl::costmodel

@@ -30,7 +30,8 @@ class GraphBuilder {
   void end_block();
 
   // ---- one call per op kind (the op and its output tensor are both named prefix + name) ----
-  int matmul(const std::string& name, int a, int b, bool transpose_b = false);
+  // causal: a · b is the score product of a causally masked attention (Graph::mark_attention_core).
+  int matmul(const std::string& name, int a, int b, bool transpose_b = false, bool causal = false);
   // Fused attention (FlashAttention) over q, k, v of shape (batch, heads, seq, head_dim).
   int attention(const std::string& name, int q, int k, int v, bool causal);
   int conv2d(const std::string& name, int x, int w, int stride, int pad);

@@ -38,6 +38,9 @@ struct Scheme {
   // receives run on their own stream under the stage's compute; only what exceeds a
   // micro-batch's compute stays exposed.
   bool overlap_p2p_comm = false;
+  // Megatron-LM's --grad-reduce-in-bf16: bf16 training reduces its gradients in bf16 instead of
+  // its fp32 main gradients (grad_reduce_bytes_per_param, compute.hpp).
+  bool grad_reduce_16bit = false;
   std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
   int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
   int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)

@@ -19,7 +19,8 @@ struct SchemedModel {
   Graph graph;               // what is costed: the model, with padded heads when `note` is set
   Scheme scheme;             // lowered on `graph`
   double params = 0;         // of the model as given (without padded heads)
-  double forward_flops = 0;  // of the model as given
+  double forward_flops = 0;         // model FLOPs of the model as given, Megatron-LM's convention
+  double forward_flops_causal = 0;  // the same, causal cores halved
   std::string note;          // empty unless the heads were padded
 };
 
