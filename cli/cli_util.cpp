@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -85,16 +86,6 @@ costmodel::SchemedModel load_schemed_model(const std::string& model, const std::
   return m;
 }
 
-namespace {
-// True when the whole of `text` is one number of T (std::from_chars: no sign for unsigned, no
-// spaces, no trailing characters, in T's range).
-template <typename T>
-bool parses_whole(const std::string& text, T& v) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
-}
-}  // namespace
-
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
@@ -111,13 +102,21 @@ CLI::Validator non_negative_integer() {
 CLI::Validator integer_at_least(int min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
-        long long v = 0;
+        int v = 0;
         if (!parses_whole(text, v) || v < min) {
-          return "must be an integer >= " + std::to_string(min) + " (got '" + safe_text(text, 40) + "')";
+          return "must be an integer in [" + std::to_string(min) + ", " + std::to_string(INT_MAX) + "] (got '" +
+                 safe_text(text, 40) + "')";
         }
         return "";
       },
       "");
+}
+
+void check_int_options(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    if (o->get_type_name() == "INT") o->check(integer_at_least(INT_MIN));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) check_int_options(*sub);
 }
 
 costmodel::NcclRestriction parse_nccl_restriction(const std::string& algo, const std::string& proto) {

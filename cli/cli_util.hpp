@@ -1,6 +1,7 @@
 // Small helpers shared by subcommands: byte-size parsing with nccl-tests' suffixes, number
 // formatting for tables, and the common --model/--set, --cluster/--nodes options.
 #pragma once
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,12 +36,22 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs);
 costmodel::SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,
                                            const std::string& spec, const costmodel::ClusterSpec& cluster,
                                            const std::string& mesh);
+// True when the whole of `text` is one number of T (std::from_chars: no sign for unsigned, no
+// spaces, no trailing characters, in T's range; for a double, no hex and no overflow to inf).
+template <typename T>
+bool parses_whole(const std::string& text, T& v) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
 // CLI11 check for seeds: text of an integer from 0 to 2^64-1 ("-1" is rejected, not wrapped, and
 // 2^64 is rejected, not saturated as CLI11 would).
 CLI::Validator non_negative_integer();
-// CLI11 check for counts: text of an integer >= `min` (CLI11's own range checks print the bounds of
-// a double: "not in range 2.2250738585072014e-308 to 1.79...e+308").
+// CLI11 check for counts: text of an int >= `min`, the message stating [min, INT_MAX] (CLI11's own
+// range checks print the bounds of a double: "not in range 2.2250738585072014e-308 to 1.79...e+308").
 CLI::Validator integer_at_least(int min);
+// Gives every INT option of `app` and its subcommands the check integer_at_least(INT_MIN): CLI11's
+// own refusal of 4294967297 ("Could not convert") names no range.
+void check_int_options(CLI::App& app);
 
 // --nccl-algo / --nccl-proto (NCCL_ALGO's and NCCL_PROTO's names, any case; empty: any) as a
 // restriction of NCCL's choice; throws InputError naming the option whose value is not a name.

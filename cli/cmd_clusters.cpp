@@ -1,4 +1,5 @@
-// `autoddl clusters [--json [FILE]]`: the built-in cluster presets with their key figures.
+// `autoddl clusters [--json [FILE]]`: the built-in cluster presets with their key figures, or as
+// JSON the presets' cluster files (docs/cluster-json.md), each of which --cluster reads back.
 #include <cstdio>
 #include <iostream>
 
@@ -25,13 +26,9 @@ int run_clusters(const ClustersOptions& opt, bool json) {
   }
   for (const std::string& name : preset_names()) {
     ClusterSpec c = resolve_cluster(name);
-    nlohmann::json row = cluster_to_json(c);
-    row["key_figures"] = {
-        {"total_gpus", c.total_gpus()},
-        {"peak_fp16_flops_per_gpu", c.gpu.peak_flops(DType::fp16)},
-        {"intra_bw_bytes_per_s", c.intra.bw_bytes_per_s},
-        {"node_nic_bw_bytes_per_s", c.inter.nics_per_node * c.inter.nic_bw_bytes_per_s}};
-    rows.push_back(row);
+    // Each row is a cluster file as the loader reads it (what the tool writes, it reads): the
+    // key figures, derived from its fields, are the text table's alone.
+    rows.push_back(cluster_to_json(c));
     if (!json) {
       char net[64];
       std::snprintf(net, sizeof net, "%dx%.1f %s", c.inter.nics_per_node,
@@ -51,7 +48,8 @@ int run_clusters(const ClustersOptions& opt, bool json) {
 RunFn setup_clusters(CLI::App& sub) {
   auto opt = std::make_shared<ClustersOptions>();
   sub.add_option("--json", opt->json_file,
-                 "Write the presets (full specs with sources) as JSON to FILE (stdout if omitted)")
+                 "Write the presets as a JSON array of cluster files (full specs with sources; each loads back "
+                 "with --cluster) to FILE (stdout if omitted)")
       ->expected(0, 1);
   sub.footer("Any command taking --cluster also accepts a path to a cluster JSON (docs/cluster-json.md).");
   return [opt, &sub] { return run_clusters(*opt, sub.count("--json") > 0); };

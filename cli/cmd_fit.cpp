@@ -47,11 +47,10 @@ std::map<costmodel::DType, double> parse_peaks(const std::string& text) {
     if (eq == std::string::npos || !costmodel::parse_dtype(item.substr(0, eq), t)) {
       throw InputError("--peak", item, "expected dtype=FLOP/s, e.g. bf16=989e12");
     }
-    char* end = nullptr;
-    std::string num = item.substr(eq + 1);
-    double v = std::strtod(num.c_str(), &end);
-    if (num.empty() || *end != '\0' || !(v > 0)) {
-      throw InputError("--peak", item, "the peak must be a positive number of FLOP/s");
+    // The cluster file's range for a peak (docs/cluster-json.md): strtod took "inf" and 1e400.
+    double v = 0;
+    if (!parses_whole(item.substr(eq + 1), v) || !(v >= 1e3 && v <= 1e21)) {
+      throw InputError("--peak", item, "the peak must be a number of FLOP/s in [1e3, 1e21]");
     }
     out[t] = v;
     i = j + 1;

@@ -8,6 +8,7 @@
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "cli_util.hpp"
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(std::string(cmd.name), std::string(cmd.help));
     runs[sub] = cmd.setup(*sub);
   }
+  autoddl::cli::check_int_options(app);
   bool known = argc < 2 || argv[1][0] == '-';
   for (const auto& [sub, run] : runs) known = known || sub->check_name(argv[1]);
   if (!known) {

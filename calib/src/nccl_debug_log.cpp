@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
+
+#include "autoddl/costmodel/text_integer.hpp"
 
 namespace autoddl::calib {
 
@@ -30,8 +33,8 @@ std::string lookup(const std::pair<std::string_view, std::string_view> (&table)[
 }
 
 template <size_t N>
-std::string by_id(const std::pair<std::string_view, std::string_view> (&table)[N], long id) {
-  return id >= 0 && id < static_cast<long>(N) ? std::string(table[id].second) : "";
+std::string by_id(const std::pair<std::string_view, std::string_view> (&table)[N], int id) {
+  return id >= 0 && id < static_cast<int>(N) ? std::string(table[id].second) : "";
 }
 
 // A tiny cursor over one message.
@@ -57,12 +60,16 @@ struct Cursor {
     s.remove_prefix(static_cast<size_t>(end - buf.c_str()));
     return true;
   }
-  bool integer(long& out) {  // decimal digits only ("0..31": not the double "0.")
-    std::string buf(s.substr(0, std::min<size_t>(s.size(), 20)));
-    char* end = nullptr;
-    out = std::strtol(buf.c_str(), &end, 10);
-    if (end == buf.c_str()) return false;
-    s.remove_prefix(static_cast<size_t>(end - buf.c_str()));
+  // Decimal digits only ("0..31": not the double "0."), at most kMaxInteger: a rank, a count of
+  // ranks or channels, an id; a larger one makes the line unreadable instead of wrapping.
+  static constexpr int kMaxInteger = 1 << 24;
+  bool integer(int& out) {
+    size_t n = 0;
+    while (n < s.size() && n < 20 && std::isdigit(static_cast<unsigned char>(s[n]))) ++n;
+    const std::optional<int64_t> v = integer_in(s.substr(0, n), 0, kMaxInteger);
+    if (!v) return false;
+    out = static_cast<int>(*v);
+    s.remove_prefix(n);
     return true;
   }
 };
@@ -81,7 +88,7 @@ bool parse_tuning(std::string_view msg, NcclDebugLog& log) {
   std::string_view algo = c.word();
   if (!c.literal(" proto ")) return false;
   std::string_view proto = c.word();
-  long id = 0;
+  int id = 0;
   if (Cursor num{algo}; num.integer(id) && num.s.empty()) {
     r.choice.algo = by_id(kAlgos, id);
     Cursor pnum{proto};
@@ -92,9 +99,9 @@ bool parse_tuning(std::string_view msg, NcclDebugLog& log) {
     r.choice.algo = lookup(kAlgos, algo);
     r.choice.proto = lookup(kProtos, proto);
     r.per_rank_bytes = true;
-    long lo = 0, hi = 0;
+    int lo = 0, hi = 0;
     if (c.literal(" channel{Lo..Hi}={") && c.integer(lo) && c.literal("..") && c.integer(hi) && hi >= lo) {
-      r.choice.channels = static_cast<int>(hi - lo + 1);
+      r.choice.channels = hi - lo + 1;
     }
   }
   if (r.choice.algo.empty() || r.choice.proto.empty()) return false;
@@ -107,24 +114,24 @@ void parse_comm(std::string_view msg, NcclRunInfo& run) {
   size_t at = msg.find(" rank ");
   if (at == std::string_view::npos) return;
   Cursor c{msg.substr(at)};
-  long rank = 0, ranks = 0, nodes = 0, local = 0;
+  int rank = 0, ranks = 0, nodes = 0, local = 0;
   if (!(c.literal(" rank ") && c.integer(rank) && c.literal(" nRanks ") && c.integer(ranks) &&
         c.literal(" nNodes ") && c.integer(nodes) && c.literal(" localRanks ") && c.integer(local))) {
     return;
   }
   if (rank != 0) return;
-  NcclCommRecord r{static_cast<int>(ranks), static_cast<int>(nodes), static_cast<int>(local)};
+  NcclCommRecord r{ranks, nodes, local};
   if (std::find(run.comms.begin(), run.comms.end(), r) == run.comms.end()) run.comms.push_back(r);
 }
 
 void parse_channels(std::string_view msg, NcclRunInfo& run) {
   // "32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer"
   Cursor c{msg};
-  long coll = 0, collnet = 0, nvls = 0;
+  int coll = 0, collnet = 0, nvls = 0;
   if (c.integer(coll) && c.literal(" coll channels, ") && c.integer(collnet) && c.literal(" collnet channels, ") &&
       c.integer(nvls) && c.literal(" nvls channels")) {
-    run.coll_channels = std::max(run.coll_channels, static_cast<int>(coll));
-    run.nvls_channels = std::max(run.nvls_channels, static_cast<int>(nvls));
+    run.coll_channels = std::max(run.coll_channels, coll);
+    run.nvls_channels = std::max(run.nvls_channels, nvls);
   }
 }
 

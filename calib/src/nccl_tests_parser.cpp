@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/text_integer.hpp"
 
 namespace autoddl::calib {
 
@@ -48,12 +50,16 @@ bool parse_double(std::string_view tok, double& out) {
   return !t.empty() && end == t.c_str() + t.size() && std::isfinite(out);
 }
 
-bool parse_int(std::string_view tok, int64_t& out) {
-  std::string t(tok);
-  char* end = nullptr;
-  out = std::strtoll(t.c_str(), &end, 10);
-  return !t.empty() && end == t.c_str() + t.size();
+// A whole decimal token in [lo, hi]; ranks, groups and thread counts are stored as int, so their
+// callers pass a range that fits rather than let a cast cut 4294967297 to 1.
+bool parse_int(std::string_view tok, int64_t& out, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) {
+  const std::optional<int64_t> v = integer_in(tok, lo, hi);
+  if (v) out = *v;
+  return v.has_value();
 }
+
+// Largest rank, group, thread or GPU count a log may name (the calibration file's bound).
+constexpr int64_t kMaxRankLike = 1 << 24;
 
 struct RankLine {
   int rank = 0;
@@ -107,9 +113,9 @@ class Parser {
     } else if (tok[0] == "nThread") {
       start_run();
       int64_t threads = 0, gpus = 0;
-      if (tok.size() < 4 || tok[2] != "nGpus" || !parse_int(tok[1], threads) ||
-          !parse_int(tok[3], gpus) || threads < 1 || gpus < 1) {
-        fail("malformed '# nThread <n> nGpus <n> ...' line");
+      if (tok.size() < 4 || tok[2] != "nGpus" || !parse_int(tok[1], threads, 1, kMaxRankLike) ||
+          !parse_int(tok[3], gpus, 1, kMaxRankLike)) {
+        fail("malformed '# nThread <n> nGpus <n> ...' line (each n an integer in [1, " + std::to_string(kMaxRankLike) + "])");
       }
       run_->threads = static_cast<int>(threads);
       run_->gpus_per_thread = static_cast<int>(gpus);
@@ -136,8 +142,10 @@ class Parser {
   void rank_line(const std::vector<std::string_view>& tok) {
     int64_t rank = 0, group = 0;
     if (tok.size() < 10 || tok[2] != "Group" || tok[4] != "Pid" || tok[6] != "on" ||
-        tok[8] != "device" || !parse_int(tok[1], rank) || !parse_int(tok[3], group)) {
-      fail("malformed '#  Rank <r> Group <g> Pid <p> on <host> device <d> ...' line");
+        tok[8] != "device" || !parse_int(tok[1], rank, 0, kMaxRankLike) ||
+        !parse_int(tok[3], group, 0, kMaxRankLike)) {
+      fail("malformed '#  Rank <r> Group <g> Pid <p> on <host> device <d> ...' line (r and g integers in [0, " +
+           std::to_string(kMaxRankLike) + "])");
     }
     if (!run_) start_run();
     RankLine r{static_cast<int>(rank), static_cast<int>(group), std::string(tok[7]), ""};
@@ -202,7 +210,7 @@ class Parser {
     int64_t count = 0, root = 0;
     if (size < 0) fail("negative size");
     if (!parse_int(tok[1], count) || count < 0) fail("bad count '" + std::string(tok[1]) + "'");
-    if (!parse_int(tok[4], root)) fail("bad root '" + std::string(tok[4]) + "'");
+    if (!parse_int(tok[4], root, -1, kMaxRankLike)) fail("bad root '" + std::string(tok[4]) + "' (an integer in [-1, " + std::to_string(kMaxRankLike) + "])");
     r.size_bytes = static_cast<double>(size);
     r.count = count;
     r.type = std::string(tok[2]);

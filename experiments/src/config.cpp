@@ -51,9 +51,8 @@ struct Ctx {
     return l;
   }
   int positive_int(const json& j, const std::string& field) const {
-    if (!j.is_number_integer() || j.get<long long>() < 1 || j.get<long long>() > 1000000) {
-      fail(field, "must be a positive integer (got " + j.dump() + ")");
-    }
+    constexpr int64_t kMax = 1000000;
+    if (!json_int_in(j, 1, kMax)) fail(field, "must be an integer in [1, " + std::to_string(kMax) + "] (got " + j.dump() + ")");
     return j.get<int>();
   }
   double positive_number(const json& j, const std::string& field) const {

@@ -1,8 +1,9 @@
 // {gpus}-style placeholders in knob values and scheme strings, so one config line covers every
 // cluster size (weak scaling: "batch": "{gpus*8}"; Megatron with tensor parallelism inside a
 // node: "megatron:tp={gpus_per_node},pp=1,dp={nodes}").
-#include <cctype>
+#include <optional>
 
+#include "autoddl/costmodel/text_integer.hpp"
 #include "autoddl/experiments/config.hpp"
 
 namespace autoddl::experiments {
@@ -38,13 +39,14 @@ bool substitute_placeholders(const std::string& text, const ClusterSize& size, s
     }
     if (op != std::string::npos) {
       const std::string num = body.substr(op + 1);
-      bool digits = !num.empty() && num.size() < 10;
-      for (char c : num) digits = digits && std::isdigit(static_cast<unsigned char>(c));
-      const long long k = digits ? std::stoll(num) : 0;
-      if (k <= 0) {
-        error = "'{" + body + "}': the factor must be a positive integer";
+      // At most 9 digits, so gpus (<= 2^20) times the factor stays far inside 64 bits.
+      constexpr int64_t kMaxFactor = 999999999;
+      const std::optional<int64_t> factor = integer_in(num, 1, kMaxFactor);
+      if (!factor) {
+        error = "'{" + body + "}': the factor " + integer_range_reason(num, 1, kMaxFactor);
         return false;
       }
+      const long long k = *factor;
       if (body[op] == '*') {
         v *= k;
       } else {

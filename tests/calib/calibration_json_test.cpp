@@ -118,6 +118,28 @@ TEST_CASE("out-of-range and inconsistent values are rejected", "[calib][calibrat
   CHECK(load_error(j) == "cal.json: format: expected \"autoddl-calibration/1\", got \"autoddl-calibration/0\"");
 }
 
+TEST_CASE("100,000 copies of one calibration entry are refused at the first copy, as the parser reaches it",
+          "[calib][calibration]") {
+  // The sample's fields, then 100,000 copies of one collective entry, and no closing brackets:
+  // the loader must stop at collectives[1] while parsing. Parsing the whole file first (seconds
+  // for such a file) would report its truncated end as malformed JSON instead.
+  nlohmann::json j = calibration_to_json(sample());
+  const std::string entry = j["collectives"][1].dump();
+  j.erase("collectives");
+  std::string text = j.dump();
+  text.pop_back();  // the closing '}'
+  text += ", \"collectives\": [";
+  for (int i = 0; i < 100000; ++i) text += (i ? "," : "") + entry;
+  const std::string path = (std::filesystem::temp_directory_path() / "autoddl_calibration_copies.json").string();
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  CHECK_THROWS_WITH(load_calibration_file(path),
+                    path + ": collectives[1]: duplicate entry for all_gather over 16 ranks, 8 per node");
+  std::remove(path.c_str());
+}
+
 TEST_CASE("a calibration file that is not JSON names the file", "[calib][calibration]") {
   auto path = std::filesystem::temp_directory_path() / "autoddl_calibration_bad.json";
   FILE* f = std::fopen(path.c_str(), "w");

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/embedded_presets.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 
 using namespace autoddl::costmodel;
 using nlohmann::json;
@@ -134,6 +136,23 @@ TEST_CASE("every preset round-trips: saved JSON equals the file and reloads to a
     json saved = cluster_to_json(c);
     CHECK(saved == preset_json(name));
     CHECK(cluster_from_json(saved, "saved") == c);
+  }
+}
+
+TEST_CASE("clusters --json writes cluster files: each preset it lists loads back as a cluster file, equal",
+          "[costmodel][cluster]") {
+  // What the tool writes, it reads: the CLI's listing, not only cluster_to_json, must load.
+  const TempFile listing("", "clusters_listing");
+  const std::string cmd = std::string(AUTODDL_BINARY) + " clusters --json " + listing.path + " > /dev/null 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const json rows = autoddl::read_json_file(listing.path);
+  REQUIRE(rows.is_array());
+  REQUIRE(rows.size() == preset_names().size());
+  for (const json& row : rows) {
+    const std::string name = row.at("name").get<std::string>();
+    CAPTURE(name);
+    const TempFile file(row.dump(2), "clusters_row");
+    CHECK(resolve_cluster(file.path) == resolve_cluster(name));
   }
 }
 

@@ -3,6 +3,9 @@
 // `nccl` block checks.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <string>
+
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/error.hpp"
@@ -127,6 +130,44 @@ TEST_CASE("the nccl block is checked and round-trips", "[costmodel][nccl][cluste
   CHECK(nccl_collective_time(plain, K::all_reduce, g, 1 << 20).time_s ==
         collective_time(plain, K::all_reduce, g, 1 << 20).time_s);
   CHECK(nccl_collective_time(h100, K::all_reduce, g, 1 << 20).protocol == "LL");
+}
+
+TEST_CASE("the nccl block's nvlink_bw_GBps is 0 or a physical link speed", "[costmodel][nccl][cluster]") {
+  nlohmann::json j = cluster_to_json(resolve_cluster("dgx-a100"));
+  for (double bad : {1e-100, 0.5, -1.0, 2e5}) {
+    CAPTURE(bad);
+    j["nccl"]["nvlink_bw_GBps"] = bad;
+    CHECK_THROWS_WITH(cluster_from_json(j, "x.json"),
+                      Catch::Contains("nccl.nvlink_bw_GBps: must be 0 (PCIe only) or in [1, 1e+05]"));
+  }
+  for (double good : {0.0, 1.0, 1e5}) {
+    j["nccl"]["nvlink_bw_GBps"] = good;
+    CHECK(cluster_from_json(j, "x.json").nccl->nvlink_bw_GBps == good);
+  }
+}
+
+TEST_CASE("NCCL's model prices every collective at the loader's bounds on links and NICs", "[costmodel][nccl]") {
+  // Links slower than every speed of NCCL's arrays take NCCL's one-channel fallback graph; it
+  // must carry data across nodes too (a NIC of 1e3 B/s on 4 nodes had no algorithm: abort).
+  for (const char* arch : {"volta", "ampere", "hopper", "blackwell"}) {
+    for (double nvlink_GBps : {0.0, 1.0, 1e5}) {
+      for (double nic_bytes_per_s : {1e3, 1e16}) {
+        ClusterSpec c = resolve_cluster("dgx-h100", 4);
+        c.nccl->arch = arch;
+        c.nccl->nvlink_bw_GBps = nvlink_GBps;
+        c.nccl->nvls = nvlink_GBps > 0 && std::string(arch) != "volta" && std::string(arch) != "ampere";
+        c.inter.nic_bw_bytes_per_s = nic_bytes_per_s;
+        for (CommGroup g : {CommGroup{8, 8}, CommGroup{16, 8}, CommGroup{32, 8}, CommGroup{4, 1}}) {
+          for (K kind : {K::all_reduce, K::all_gather, K::reduce_scatter}) {
+            CAPTURE(arch, nvlink_GBps, nic_bytes_per_s, g.ranks, g.ranks_per_node, collective_info(kind).name);
+            const NcclEstimate e = nccl_time(nccl_tuning(c, {g.ranks, g.ranks_per_node, 1.0}), kind, 1 << 20);
+            CHECK(e.time_s > 0);
+            CHECK(std::isfinite(e.time_s));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("NVLS moves data in chunk rounds, and NCCL still chooses by its tuner", "[costmodel][nccl]") {

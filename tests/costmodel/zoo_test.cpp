@@ -285,7 +285,7 @@ TEST_CASE("bad knob values name the knob and say why", "[zoo][bad-input]") {
       {"gpt",
        {{"seq", "99999999999999999999"}},
        "seq",
-       "is out of range (got '99999999999999999999')"},
+       "must be an integer in [1, 16777216] (got '99999999999999999999')"},
       {"gpt", {{"heads", "10"}}, "heads", "must divide hidden (768 % 10 != 0)"},
       {"bert",
        {{"size", "large"}, {"heads", "12"}, {"hidden", "1000"}},

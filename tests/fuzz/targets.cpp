@@ -82,10 +82,16 @@ void run_graph(const std::string& data) {
 void run_cluster(const std::string& data) {
   const ClusterSpec c = costmodel::cluster_from_json(parse_json_text(data, "cluster.json"), "cluster.json");
   const int ranks = c.total_gpus() < 16 ? c.total_gpus() : 16;
+  // NCCL's model too (clusters with an nccl block), up to 4 nodes of 8: its fallback graphs
+  // for links slower than its speed arrays once left no algorithm (an abort).
+  const int nccl_ranks = c.total_gpus() < 32 ? c.total_gpus() : 32;
   for (double bytes : {8.0, 1e6, 1e9}) {
     check_time(costmodel::collective_time(c, costmodel::CollectiveKind::all_reduce,
                                           costmodel::contiguous_group(c, ranks), bytes).time_s,
                "all_reduce time_s");
+    check_time(costmodel::nccl_collective_time(c, costmodel::CollectiveKind::all_reduce,
+                                               costmodel::contiguous_group(c, nccl_ranks), bytes).time_s,
+               "NCCL all_reduce time_s");
   }
   check_report(costmodel::evaluate(mlp(), c, costmodel::make_scheme("dp", mlp(), c, {})));
 }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -36,9 +37,11 @@ struct PathTracker {
   };
   std::vector<Frame> frames;
 
-  std::string path() const {
+  // The path of the first `depth` frames (all by default).
+  std::string path(size_t depth = SIZE_MAX) const {
     std::string out;
-    for (const Frame& f : frames) {
+    for (size_t i = 0; i < frames.size() && i < depth; ++i) {
+      const Frame& f = frames[i];
       if (f.array) {
         out += "[" + std::to_string(f.index) + "]";
       } else if (!f.key.empty() || !f.keys.empty()) {
@@ -89,7 +92,7 @@ std::string read_text_file(const std::string& path) {
   return text;
 }
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& source) {
+nlohmann::json parse_json_text(const std::string& text, const std::string& source, const JsonObjectHook& hook) {
   using json = nlohmann::json;
   PathTracker at;
   auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
@@ -109,6 +112,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
         break;
       }
       case json::parse_event_t::object_end:
+        // The object's own path: its frame (the last) holds only the key read last.
+        if (hook) hook(at.path(at.frames.size() - 1), parsed);
+        [[fallthrough]];
       case json::parse_event_t::array_end:
         at.frames.pop_back();
         at.element_done();
@@ -130,8 +136,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  return parse_json_text(read_text_file(path), path);
+nlohmann::json read_json_file(const std::string& path, const JsonObjectHook& hook) {
+  return parse_json_text(read_text_file(path), path, hook);
 }
 
 std::string dump_json(const nlohmann::json& j, int indent) {

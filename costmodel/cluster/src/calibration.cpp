@@ -237,6 +237,25 @@ NcclModelCalibration read_nccl_tier(const nlohmann::json& j, const std::string& 
   return t;
 }
 
+// Each add_* appends an entry read at `path`, refusing the first that repeats an earlier key.
+void add_nccl_tier(Calibration& c, const NcclModelCalibration& t, const std::string& source, const std::string& path) {
+  for (const NcclModelCalibration& o : c.nccl_model) {
+    if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node && o.groups_per_node == t.groups_per_node) {
+      throw InputError(source, path, "duplicate tier");
+    }
+  }
+  c.nccl_model.push_back(t);
+}
+
+void add_link_tier(Calibration& c, const LinkTierCalibration& t, const std::string& source, const std::string& path) {
+  for (const LinkTierCalibration& o : c.link_tiers) {
+    if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node && o.groups_per_node == t.groups_per_node) {
+      throw InputError(source, path, "duplicate link tier");
+    }
+  }
+  c.link_tiers.push_back(t);
+}
+
 void read_nccl_model(const nlohmann::json& j, const std::string& source, Calibration& c) {
   Fields f(j, source, "nccl_model");
   Fields b(f.get("fitted_against"), source, "nccl_model.fitted_against");
@@ -251,13 +270,7 @@ void read_nccl_model(const nlohmann::json& j, const std::string& source, Calibra
   if (tiers.empty()) f.fail("tiers", "needs at least one tier");
   for (size_t i = 0; i < tiers.size(); ++i) {
     const std::string path = indexed("nccl_model.tiers", i);
-    NcclModelCalibration t = read_nccl_tier(tiers[i], source, path);
-    for (const NcclModelCalibration& o : c.nccl_model) {
-      if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node && o.groups_per_node == t.groups_per_node) {
-        throw InputError(source, path, "duplicate tier");
-      }
-    }
-    c.nccl_model.push_back(t);
+    add_nccl_tier(c, read_nccl_tier(tiers[i], source, path), source, path);
   }
   f.finish();
 }
@@ -432,6 +445,59 @@ double Calibration::kernel_efficiency(std::string_view op, DType dtype, double f
   return interpolate_efficiency(e->points, flops);
 }
 
+namespace {
+
+void add_collective(Calibration& c, CollectiveCalibration cc, const std::string& source, const std::string& path) {
+  if (c.find(cc.kind, cc.group, cc.groups_per_node)) {
+    throw InputError(source, path,
+                     "duplicate entry for " + std::string(collective_info(cc.kind).name) + " over " +
+                         std::to_string(cc.group.ranks) + " ranks, " + std::to_string(cc.group.ranks_per_node) +
+                         " per node" +
+                         (cc.groups_per_node > 1 ? ", " + std::to_string(cc.groups_per_node) + " groups per node"
+                                                 : std::string()));
+  }
+  c.collectives.push_back(std::move(cc));
+}
+
+void add_efficiency(Calibration& c, EfficiencyCalibration e, const std::string& source, const std::string& path) {
+  if (c.find_efficiency(e.op, e.dtype)) {
+    throw InputError(source, path, "duplicate entry for " + e.op + " " + std::string(dtype_name(e.dtype)));
+  }
+  c.efficiency.push_back(std::move(e));
+}
+
+// True when `path` is "<list>[<index>]": an entry of that list, not a field inside one.
+bool entry_of(const std::string& path, std::string_view list) {
+  if (path.size() < list.size() + 3 || path.compare(0, list.size(), list) != 0 || path[list.size()] != '[' ||
+      path.back() != ']') {
+    return false;
+  }
+  const std::string_view index = std::string_view(path).substr(list.size() + 1, path.size() - list.size() - 2);
+  return index.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// A JsonObjectHook that reads each entry of the four keyed lists as the parser completes it and
+// refuses the first duplicate then, not after parsing the whole file (100,000 copies of one entry
+// took seconds to reject). calibration_from_json reads the document again in full afterwards.
+class EntryWatch {
+ public:
+  explicit EntryWatch(std::string source) : source_(std::move(source)) {}
+  void operator()(const std::string& path, const nlohmann::json& j) {
+    guard_json(source_, [&] {
+      if (entry_of(path, "collectives")) add_collective(seen_, read_collective(j, source_, path), source_, path);
+      if (entry_of(path, "efficiency")) add_efficiency(seen_, read_efficiency(j, source_, path), source_, path);
+      if (entry_of(path, "link_tiers")) add_link_tier(seen_, read_link_tier(j, source_, path), source_, path);
+      if (entry_of(path, "nccl_model.tiers")) add_nccl_tier(seen_, read_nccl_tier(j, source_, path), source_, path);
+    });
+  }
+
+ private:
+  std::string source_;
+  Calibration seen_;
+};
+
+}  // namespace
+
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& source) {
   Fields f(j, source, "");
   Calibration c;
@@ -461,41 +527,19 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& so
   const nlohmann::json& colls = f.array("collectives");
   for (size_t i = 0; i < colls.size(); ++i) {
     std::string path = indexed("collectives", i);
-    CollectiveCalibration cc = read_collective(colls[i], source, path);
-    if (c.find(cc.kind, cc.group, cc.groups_per_node)) {
-      throw InputError(source, path,
-                       "duplicate entry for " + std::string(collective_info(cc.kind).name) +
-                           " over " + std::to_string(cc.group.ranks) + " ranks, " +
-                           std::to_string(cc.group.ranks_per_node) + " per node" +
-                           (cc.groups_per_node > 1
-                                ? ", " + std::to_string(cc.groups_per_node) + " groups per node"
-                                : std::string()));
-    }
-    c.collectives.push_back(std::move(cc));
+    add_collective(c, read_collective(colls[i], source, path), source, path);
   }
 
   const nlohmann::json& effs = f.array("efficiency");
   for (size_t i = 0; i < effs.size(); ++i) {
     std::string path = indexed("efficiency", i);
-    EfficiencyCalibration e = read_efficiency(effs[i], source, path);
-    if (c.find_efficiency(e.op, e.dtype)) {
-      throw InputError(source, path,
-                       "duplicate entry for " + e.op + " " + std::string(dtype_name(e.dtype)));
-    }
-    c.efficiency.push_back(std::move(e));
+    add_efficiency(c, read_efficiency(effs[i], source, path), source, path);
   }
   if (f.has("link_tiers")) {
     const nlohmann::json& tiers = f.array("link_tiers");
     for (size_t i = 0; i < tiers.size(); ++i) {
       std::string path = indexed("link_tiers", i);
-      LinkTierCalibration t = read_link_tier(tiers[i], source, path);
-      for (const LinkTierCalibration& o : c.link_tiers) {
-        if (o.inter_node == t.inter_node && o.ranks_per_node == t.ranks_per_node &&
-            o.groups_per_node == t.groups_per_node) {
-          throw InputError(source, path, "duplicate link tier");
-        }
-      }
-      c.link_tiers.push_back(t);
+      add_link_tier(c, read_link_tier(tiers[i], source, path), source, path);
     }
   }
   if (f.has("nccl_model")) read_nccl_model(f.get("nccl_model"), source, c);
@@ -614,7 +658,7 @@ nlohmann::json calibration_to_json(const Calibration& c) {
 }
 
 Calibration load_calibration_file(const std::string& path) {
-  const nlohmann::json j = read_json_file(path);
+  const nlohmann::json j = read_json_file(path, EntryWatch(path));
   return guard_json(path, [&] { return calibration_from_json(j, path); });
 }
 

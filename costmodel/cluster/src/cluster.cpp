@@ -321,6 +321,8 @@ double GpuSpec::peak_flops(DType t) const {
   }
 }
 
+constexpr double kMinNvlinkGBps = 1, kMaxNvlinkGBps = 1e5;
+
 NcclSpec read_nccl(const Reader& r, const json& j) {
   const std::string p = "nccl";
   r.object(j, p, {"arch", "nvlink_bw_GBps", "nvls", "cpu_vendor"});
@@ -328,8 +330,12 @@ NcclSpec read_nccl(const Reader& r, const json& j) {
   s.arch = r.text(j, p, "arch");
   r.one_of(s.arch, {"volta", "ampere", "hopper", "blackwell"}, "nccl.arch");
   s.nvlink_bw_GBps = r.number(j, p, "nvlink_bw_GBps");
-  r.non_negative(s.nvlink_bw_GBps, "nccl.nvlink_bw_GBps");
-  r.at_most(s.nvlink_bw_GBps, 1e5, "nccl.nvlink_bw_GBps");
+  // 0 (no NVLink) or a physical NVLink: one link carries about 20 GB/s in NCCL's units. A
+  // positive speed far below any link (1e-100) gave NCCL's model a graph of no bandwidth at all.
+  if (!(s.nvlink_bw_GBps == 0 || (s.nvlink_bw_GBps >= kMinNvlinkGBps && s.nvlink_bw_GBps <= kMaxNvlinkGBps))) {
+    r.fail("nccl.nvlink_bw_GBps", "must be 0 (PCIe only) or in [" + fmt(kMinNvlinkGBps) + ", " + fmt(kMaxNvlinkGBps) +
+                                      "] (got " + fmt(s.nvlink_bw_GBps) + ")");
+  }
   const json& nvls = r.unwrap(j.at("nvls"), "nccl.nvls");
   if (!nvls.is_boolean()) r.fail("nccl.nvls", std::string("must be true or false (got ") + nvls.type_name() + ")");
   s.nvls = nvls.get<bool>();

@@ -10,6 +10,7 @@
 //    the port rate) times the NICs the communicator may use.
 //    ring, one node:   speed s from the intra array maximizing min(32, ⌊B/s⌋)·s (first wins);
 //    ring, n > 1:      s from the inter array with s <= N, channels min(32, ⌊B/s⌋, nics·⌊N/s⌋);
+//    no speed fits:    one channel at min(B, N) both inside and across nodes (NCCL's fallback);
 //    then ncclTopoDupChannels: s >= 25 and not (sm > 80, s < 50, channels > 4) → channels ×2,
 //    s ÷2; then "pass 2" raises s while channels·s fits. Tree uses the ring's channels.
 //    nvls (Hopper+ with NVLink SHARP): channels = GPUs of the node (heads: min(GPUs, NICs)
@@ -171,7 +172,13 @@ NcclGraph ring_graph(int arch, double gpu_bw, bool net, double nics, double nic_
       g = {c, sp.v[i], sp.v[i]};
     }
   }
-  if (g.channels == 0) return {1, std::min(gpu_bw, net ? nic_bw : gpu_bw), 0};
+  // No speed fits (links slower than the slowest array speed): NCCL falls back to one channel
+  // with the same speed inside and across nodes (search.cc, "falling back to simple order");
+  // we keep the links' own speed for it. A zero inter speed left no algorithm beyond 2 nodes.
+  if (g.channels == 0) {
+    const double s = std::min(gpu_bw, net ? nic_bw : gpu_bw);
+    return {1, s, s};
+  }
   // ncclTopoDupChannels.
   const double s = g.bw_intra_GBps;
   if (s >= 25.0 && !(arch >= 2 && s < 50.0 && g.channels > 4)) {

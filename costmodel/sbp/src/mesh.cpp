@@ -3,9 +3,11 @@
 #include "autoddl/costmodel/mesh.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "autoddl/costmodel/calibration.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/text_integer.hpp"
 
 namespace autoddl::costmodel {
 
@@ -66,18 +68,13 @@ std::vector<int> parse_mesh_shape(const std::string& text, const std::string& fl
   size_t start = 0;
   for (size_t i = 0; i <= text.size(); ++i) {
     if (i == text.size() || text[i] == 'x' || text[i] == 'X' || text[i] == ',') {
-      std::string part = text.substr(start, i - start);
-      size_t used = 0;
-      int v = 0;
-      try {
-        v = std::stoi(part, &used);
-      } catch (const std::exception&) {
-        used = 0;
+      const std::string part = text.substr(start, i - start);
+      const std::optional<int64_t> v = integer_in(part, 1, ClusterSpec::kMaxGpus);
+      if (!v) {
+        throw InputError(flag, "", "expected sizes like 4x8 or 32, each in [1, " + std::to_string(ClusterSpec::kMaxGpus) +
+                                       "], got '" + text + "'");
       }
-      if (part.empty() || used != part.size() || v < 1) {
-        throw InputError(flag, "", "expected sizes like 4x8 or 32, got '" + text + "'");
-      }
-      shape.push_back(v);
+      shape.push_back(static_cast<int>(*v));
       start = i + 1;
     }
   }
@@ -91,16 +88,21 @@ DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const 
   if (shape.empty() || shape.size() > static_cast<size_t>(kMaxMeshDims)) {
     throw InputError(flag, "", "a mesh has 1 to " + std::to_string(kMaxMeshDims) + " dimensions");
   }
-  int devices = 1;
+  // Multiplied as a double (exact below 2^53), so no product of sizes wraps to a small count:
+  // in int, 65536x65536 was 0 devices, and the check below divided by it.
+  double product = 1;
   for (int s : shape) {
     if (s < 1) throw InputError(flag, "", "mesh sizes must be >= 1");
-    devices *= s;
+    product *= s;
   }
+  if (product > c.total_gpus()) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.17g", product);
+    throw InputError(flag, "", "mesh has " + std::string(count) + " devices but " + c.name + " has " +
+                                   std::to_string(c.total_gpus()) + " GPUs (use --nodes)");
+  }
+  const int devices = static_cast<int>(product);
   const int g = c.gpus_per_node;
-  if (devices > c.total_gpus()) {
-    throw InputError(flag, "", "mesh has " + std::to_string(devices) + " devices but " + c.name +
-                                   " has " + std::to_string(c.total_gpus()) + " GPUs (use --nodes)");
-  }
   if (!((devices <= g && g % devices == 0) || devices % g == 0)) {
     throw InputError(flag, "", "mesh of " + std::to_string(devices) +
                                    " devices does not fit nodes of " + std::to_string(g) + " GPUs");

@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
+#include "autoddl/costmodel/text_integer.hpp"
 
 namespace autoddl::costmodel {
 
@@ -115,18 +116,14 @@ std::map<std::string, std::string> parse_params(const std::string& text) {
   return kv;
 }
 
-int64_t positive(const std::map<std::string, std::string>& kv, const std::string& key, int64_t dflt) {
+// The integer parameter `key` (default `dflt`), which must lie in [1, hi]: parsed whole, so a
+// value past 32 bits is refused rather than cut ("tp=4294967304" is not tp=8).
+int64_t integer_param(const std::map<std::string, std::string>& kv, const std::string& key, int64_t dflt, int64_t hi) {
   auto it = kv.find(key);
   if (it == kv.end()) return dflt;
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != it->second.size() || v < 1) fail(key, "must be a positive integer (got '" + it->second + "')");
-  return v;
+  const std::optional<int64_t> v = integer_in(it->second, 1, hi);
+  if (!v) fail(key, integer_range_reason(it->second, 1, hi));
+  return *v;
 }
 
 Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
@@ -140,10 +137,12 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
       fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16)");
     }
   }
-  const int tp = static_cast<int>(positive(kv, "tp", 1));
-  const int pp = static_cast<int>(positive(kv, "pp", 1));
-  const int dp = static_cast<int>(positive(kv, "dp", 1));
-  const int v = static_cast<int>(positive(kv, "interleave", 1));
+  // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
+  constexpr int64_t kMaxDim = ClusterSpec::kMaxGpus;
+  const int tp = static_cast<int>(integer_param(kv, "tp", 1, kMaxDim));
+  const int pp = static_cast<int>(integer_param(kv, "pp", 1, kMaxDim));
+  const int dp = static_cast<int>(integer_param(kv, "dp", 1, kMaxDim));
+  const int v = static_cast<int>(integer_param(kv, "interleave", 1, kMaxDim));
   const int64_t devices = static_cast<int64_t>(tp) * pp * dp;
   if (devices != c.total_gpus()) {
     fail("megatron", "tp*pp*dp = " + std::to_string(devices) + " but " + c.name + " has " +
@@ -151,7 +150,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                          std::to_string(c.gpus_per_node) + ")");
   }
   if (g.batch % dp != 0) fail("dp", "the batch " + std::to_string(g.batch) + " does not split over dp = " + std::to_string(dp));
-  const int64_t mb = positive(kv, "mb", pp > 1 ? 1 : g.batch / dp);
+  const int64_t mb = integer_param(kv, "mb", pp > 1 ? 1 : g.batch / dp, g.batch);
   if (g.batch % (dp * mb) != 0) {
     fail("mb", "the batch " + std::to_string(g.batch) + " is not a multiple of dp*mb = " + std::to_string(dp * mb));
   }
@@ -248,7 +247,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     for (const Op& op : g.ops) {
       if (!op.block.empty() && (blocks.empty() || blocks.back() != op.block)) blocks.push_back(op.block);
     }
-    const int chunks = pp * v;
+    const int64_t chunks = int64_t{pp} * v;
     if (blocks.empty() || blocks.size() % chunks != 0) {
       fail("pp", std::to_string(blocks.size()) + " layers do not split evenly into pp*interleave = " +
                      std::to_string(chunks) + " chunks");
@@ -265,7 +264,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
         cur = chunk_of[op.block];
         seen_block = true;
       } else if (seen_block) {
-        cur = chunks - 1;
+        cur = static_cast<int>(chunks - 1);
       }
       s.op_chunk[i] = cur;
     }

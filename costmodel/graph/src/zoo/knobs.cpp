@@ -5,6 +5,7 @@
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/text_integer.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 
 namespace autoddl::costmodel {
@@ -44,15 +45,15 @@ Knobs::Knobs(std::string model, const std::vector<KnobSpec>& specs,
 int64_t Knobs::get_int(const std::string& name, int64_t min_value) const {
   const std::string& text = values_.at(name);
   int64_t v = 0;
+  const int64_t max_value = name == "layers" ? kMaxLayers : kMaxKnobValue;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc::result_out_of_range) fail(name, "is out of range (got '" + text + "')");
+  if (ec == std::errc::result_out_of_range) fail(name, integer_range_reason(text, min_value, max_value));
   if (ec != std::errc() || end != text.data() + text.size()) {
     fail(name, "must be an integer (got '" + text + "')");
   }
   if (v < min_value) {
     fail(name, "must be at least " + std::to_string(min_value) + " (got " + text + ")");
   }
-  const int64_t max_value = name == "layers" ? kMaxLayers : kMaxKnobValue;
   if (v > max_value) fail(name, "must be at most " + std::to_string(max_value) + " (got " + text + ")");
   return v;
 }

@@ -5,6 +5,7 @@
 // deeper than kMaxJsonDepth) into InputError(file, "<field path>", reason).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,10 +19,15 @@ namespace autoddl {
 inline constexpr int64_t kMaxInputBytes = int64_t{256} << 20;
 inline constexpr int kMaxJsonDepth = 64;
 
+// Called with the field path ("collectives[3]") and the value of each object as soon as the
+// parser has read it, before the rest of the document: a loader checks entries as they arrive
+// (a duplicate among 100,000 stops the parse at the second). It may throw InputError.
+using JsonObjectHook = std::function<void(const std::string& path, const nlohmann::json& object)>;
+
 // Parses JSON text from `source` (a file name for messages); throws InputError(source, field, reason).
-nlohmann::json parse_json_text(const std::string& text, const std::string& source);
+nlohmann::json parse_json_text(const std::string& text, const std::string& source, const JsonObjectHook& hook = {});
 // Reads and parses a JSON file; throws InputError(path, "", reason) if missing or malformed.
-nlohmann::json read_json_file(const std::string& path);
+nlohmann::json read_json_file(const std::string& path, const JsonObjectHook& hook = {});
 // Reads a whole regular file of at most kMaxInputBytes; throws InputError(path, "", reason).
 std::string read_text_file(const std::string& path);
 // Writes `text` to `path` via `path.tmp.<pid>`, fsync and rename; throws InputError(path, "",
