@@ -81,7 +81,7 @@ int status_cmd(const SweepCliOptions& o) {
   std::printf("sweep %s in %s: %d cells, %d ok, %d failed, %zu missing\n", s.name.c_str(), o.status_dir.c_str(),
               s.cells, s.ok, s.failed, s.missing.size());
   for (const auto& [f, n] : s.files) std::printf("  %s: %d rows\n", f.c_str(), n);
-  if (s.torn) std::printf("  %d torn or unreadable line(s) skipped (cells that will run again)\n", s.torn);
+  if (s.torn) std::printf("  %d torn last line(s) skipped (an interrupted write; those cells run again)\n", s.torn);
   if (s.stale) std::printf("  %d cells recorded that are not in sweep.json (an older config)\n", s.stale);
   print_cells("failed cells", s.failed_rows, o.list, true);
   print_cells("missing cells", s.missing, o.list, false);

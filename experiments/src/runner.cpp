@@ -97,6 +97,9 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
 
   ResultLog log(dir + "/" + results_file_name(opt.shard_index, opt.shard_count));  // trims a torn line first
   sum.results_file = log.path();
+  if (log.torn_line() > 0) {
+    std::fprintf(opt.progress, "autoddl: note: %s\n", torn_line_note(log.path(), log.torn_line(), "its cell runs again").c_str());
+  }
   // Done = recorded in any results file of the folder (other shards' too).
   const auto latest = latest_rows(read_result_rows(dir));
   std::deque<Cell> todo;
