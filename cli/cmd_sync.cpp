@@ -98,6 +98,9 @@ int run_evaluate(const SyncOptions& opt) {
   if (opt.strategy.empty() == opt.builder.empty())
     throw InputError("--strategy", "", "give exactly one of --strategy FILE and --builder NAME|all");
   Loaded l = load(opt);
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  if (opt.sim) sync::check_sync_sim_cluster(l.cluster);  // before any strategy is built or priced
+#endif
   std::vector<sync::Strategy> strategies;
   if (!opt.strategy.empty()) {
     strategies.push_back(sync::load_strategy_file(opt.strategy, l.vars, l.cluster));
