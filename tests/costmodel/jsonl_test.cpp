@@ -49,7 +49,7 @@ std::vector<std::pair<int64_t, std::string>> lines_of(const std::string& path, J
 
 }  // namespace
 
-TEST_CASE("a torn last line is left out and named; a whole one without its newline is read", "[io][jsonl]") {
+TEST_CASE("a torn last line is left out and named, a whole one without its newline is read", "[io][jsonl]") {
   Scratch s;
   JsonlScan scan;
   const std::string torn = s.put("torn.jsonl", "{\"a\":1}\n\n{\"b\":2}\n{\"c\":");

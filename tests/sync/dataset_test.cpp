@@ -146,7 +146,7 @@ TEST_CASE("records.jsonl must be a regular file, and a refused one is left as it
   fs::remove_all(dir);
 }
 
-TEST_CASE("--per-pair is at most 100000, refused before anything is built", "[sync][dataset]") {
+TEST_CASE("records per pair are at most 100000, refused before anything is built", "[sync][dataset]") {
   const std::string dir = (fs::temp_directory_path() / "autoddl_dataset_cap").string();
   DatasetOptions o;
   o.per_pair = 1000000000;

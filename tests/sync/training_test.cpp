@@ -142,7 +142,7 @@ fs::path edited_dataset(const std::string& name, int n, const std::string& text)
 }
 }  // namespace
 
-TEST_CASE("a torn last line is left out with a note; a bad line elsewhere is an error naming it", "[sync][training]") {
+TEST_CASE("a torn last line is left out with a note, a bad line elsewhere is an error naming it", "[sync][training]") {
   fs::path dir = edited_dataset("autoddl_training_torn", 0, "");
   std::vector<std::string> notes;
   CHECK(read_records({dir.string()}, "", [&](const std::string& n) { notes.push_back(n); }).size() == 119);
