@@ -10,6 +10,7 @@
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/sync/features.hpp"
+#include "autoddl/sync/training.hpp"
 
 using namespace autoddl::sync;
 namespace fs = std::filesystem;
@@ -135,12 +136,15 @@ TEST_CASE("a resume refuses a record whose key disagrees with its index, a bad l
   fs::remove_all(dir);
 }
 
-TEST_CASE("records.jsonl must be a regular file, and a refused one is left as it was", "[sync][dataset]") {
+TEST_CASE("records.jsonl must be a regular file to every reader, and a refused one is left as it was",
+          "[sync][dataset]") {
   fs::path dir = fs::temp_directory_path() / "autoddl_dataset_zero";
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::create_symlink("/dev/zero", dir / "records.jsonl");
   CHECK_THROWS_WITH(write_dataset(dir.string(), kPairs, options(3, 1)), (dir / "records.jsonl").string() + ": not a regular file");
+  CHECK_THROWS_WITH(read_records({dir.string()}), (dir / "records.jsonl").string() + ": not a regular file");
+  CHECK_THROWS_WITH(refeature_dataset(dir.string()), (dir / "records.jsonl").string() + ": not a regular file");
   CHECK(fs::is_symlink(dir / "records.jsonl"));
   CHECK_FALSE(fs::exists(dir / "schema.json"));
   fs::remove_all(dir);
