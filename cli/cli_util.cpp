@@ -63,6 +63,8 @@ std::string human_seconds(double s) {
   return buf;
 }
 
+void print_note(const std::string& text) { std::cerr << "autoddl: note: " << text << "\n"; }
+
 void emit_json(const nlohmann::json& j, const std::string& file) {
   if (file.empty()) std::cout << dump_json(j, 2) << "\n";
   else write_json_atomic(file, j);
@@ -82,7 +84,7 @@ costmodel::SchemedModel load_schemed_model(const std::string& model, const std::
   const std::vector<int> mesh_shape = mesh.empty() ? std::vector<int>{} : costmodel::parse_mesh_shape(mesh);
   costmodel::SchemedModel m =
       costmodel::make_schemed_model(load_model(model, knobs), model, knobs, spec, cluster, mesh_shape);
-  if (!m.note.empty()) std::cerr << "autoddl: note: " << m.note << "\n";
+  if (!m.note.empty()) print_note(m.note);
   return m;
 }
 

@@ -26,6 +26,10 @@ std::string human_count(double v);
 // Seconds -> "12.3 ms"/"45.6 us" for tables.
 std::string human_seconds(double s);
 
+// "autoddl: note: <text>" on stderr: something the run repaired or left out that the user
+// should know of (a torn last line of a JSONL file, a padded model).
+void print_note(const std::string& text);
+
 // `--json [FILE]` listings: JSON to FILE (atomically), or to stdout when FILE is empty.
 void emit_json(const nlohmann::json& j, const std::string& file);
 

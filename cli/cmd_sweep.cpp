@@ -19,7 +19,7 @@ namespace {
 struct SweepCliOptions {
   std::string config, out, shard = "0/1";
   int jobs = 1;
-  bool retry_failed = false;
+  bool retry_failed = false, allow_large = false;
   std::vector<std::string> merge_dirs;
   std::string merge_out, status_dir;
   int list = 20;
@@ -39,7 +39,7 @@ int run_cmd(const SweepCliOptions& o) {
   using namespace experiments;
   RunOptions ro;
   parse_shard(o.shard, ro.shard_index, ro.shard_count);
-  const SweepConfig config = load_sweep_config(o.config);  // every field checked before any cell
+  const SweepConfig config = load_sweep_config(o.config, o.allow_large);  // every field checked before any cell
   ro.binary = self_exe();
   ro.out_dir = o.out;
   ro.jobs = o.jobs;
@@ -81,7 +81,7 @@ int status_cmd(const SweepCliOptions& o) {
   std::printf("sweep %s in %s: %d cells, %d ok, %d failed, %zu missing\n", s.name.c_str(), o.status_dir.c_str(),
               s.cells, s.ok, s.failed, s.missing.size());
   for (const auto& [f, n] : s.files) std::printf("  %s: %d rows\n", f.c_str(), n);
-  if (s.torn) std::printf("  %d torn or unreadable line(s) skipped (cells that will run again)\n", s.torn);
+  if (s.torn) std::printf("  %d torn last line(s) skipped (an interrupted write; those cells run again)\n", s.torn);
   if (s.stale) std::printf("  %d cells recorded that are not in sweep.json (an older config)\n", s.stale);
   print_cells("failed cells", s.failed_rows, o.list, true);
   print_cells("missing cells", s.missing, o.list, false);
@@ -100,6 +100,9 @@ RunFn setup_sweep(CLI::App& sub) {
       ->capture_default_str();
   run->add_option("--out", opt->out, "Output folder (default: the config's output)");
   run->add_flag("--retry-failed", opt->retry_failed, "Run cells again whose recorded result is a failure");
+  run->add_flag("--allow-large", opt->allow_large,
+                "Run a config of more than " + std::to_string(experiments::kMaxSweepCells) + " cells (up to " +
+                    std::to_string(experiments::kMaxSweepCellsLarge) + ")");
   CLI::App* merge = sub.add_subcommand("merge", "Combine the folders of a sweep's shards into one");
   merge->add_option("dirs", opt->merge_dirs, "Sweep folders (each with sweep.json and results*.jsonl)")->required();
   merge->add_option("--out", opt->merge_out, "New folder for the merged sweep")->required();

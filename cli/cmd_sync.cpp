@@ -12,12 +12,12 @@
 #include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
+#include "autoddl/sync/dataset.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/training.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
 #include <chrono>
 
-#include "autoddl/sync/dataset.hpp"
 #include "autoddl/sync/simulated.hpp"
 #endif
 #include "cli_util.hpp"
@@ -98,6 +98,9 @@ int run_evaluate(const SyncOptions& opt) {
   if (opt.strategy.empty() == opt.builder.empty())
     throw InputError("--strategy", "", "give exactly one of --strategy FILE and --builder NAME|all");
   Loaded l = load(opt);
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  if (opt.sim) sync::check_sync_sim_cluster(l.cluster);  // before any strategy is built or priced
+#endif
   std::vector<sync::Strategy> strategies;
   if (!opt.strategy.empty()) {
     strategies.push_back(sync::load_strategy_file(opt.strategy, l.vars, l.cluster));
@@ -145,7 +148,7 @@ int run_evaluate(const SyncOptions& opt) {
 int run_dataset(const SyncOptions& opt) {
   if (opt.refeature) {
     const auto start = std::chrono::steady_clock::now();
-    int64_t n = sync::refeature_dataset(opt.out);
+    int64_t n = sync::refeature_dataset(opt.out, print_note);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("autoddl sync dataset: features of %lld records recomputed in %s/records.jsonl, %.1f s\n",
                 static_cast<long long>(n), opt.out.c_str(), s);
@@ -157,6 +160,7 @@ int run_dataset(const SyncOptions& opt) {
   o.runs = opt.runs;
   o.seed = opt.seed;
   o.jobs = opt.jobs;
+  o.note = print_note;
   const auto start = std::chrono::steady_clock::now();
   int64_t last_printed = -1;
   auto progress = [&](int64_t done, int64_t total) {
@@ -208,7 +212,8 @@ RunFn setup_sync(CLI::App& sub) {
       "dataset", "Write (model, cluster, strategy, simulated runtime) records as JSONL (resumable)");
   dataset->add_option("--out", opt->out, "Output directory (records.jsonl, schema.json)")->required();
   dataset->add_option("--jobs", opt->jobs, "Parallel simulations")->capture_default_str();
-  dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs)")
+  dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs), at most " +
+                                                      std::to_string(sync::kMaxRecordsPerPair))
       ->capture_default_str();
   dataset->add_option("--pairs", opt->pairs,
                       "Only these (model, cluster) pairs: model@cluster patterns, '*' for a side (default: all)");

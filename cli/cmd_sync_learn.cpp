@@ -59,7 +59,7 @@ namespace {
 
 int run_train(const LearnOptions& o) {
   std::unique_ptr<sync::Ranker> r = sync::make_ranker(o.ranker, o.seed, "--ranker");
-  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, o.pairs), train, test;
+  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, o.pairs, print_note), train, test;
   if (records.empty()) throw InputError("--pairs", "", "matches no record of --data");
   sync::split_within_pairs(records, o.holdout, o.seed, train, test);
   if (train.empty()) throw InputError("--data", "", "no training records");
@@ -100,7 +100,7 @@ int run_train(const LearnOptions& o) {
 int run_eval(const LearnOptions& o) {
   std::string kind;
   std::unique_ptr<sync::Ranker> r = sync::load_ranker(o.model_file, &kind);
-  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, o.pairs);
+  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, o.pairs, print_note);
   if (records.empty()) throw InputError("--pairs", "", "matches no record of --data");
   sync::PairMetrics m = sync::evaluate_ranker(*r, records, o.min_gap);
   if (!o.json_file.empty()) {
@@ -118,7 +118,7 @@ int run_eval(const LearnOptions& o) {
 
 int run_transfer(const LearnOptions& o) {
   sync::make_ranker(o.ranker, o.seed, "--ranker");
-  std::vector<sync::LabeledRecord> records = sync::read_records(o.data);
+  std::vector<sync::LabeledRecord> records = sync::read_records(o.data, "", print_note);
   sync::TransferResult t = sync::transfer(records, o.train_pairs, o.test_pairs, o.finetune, o.ranker, o.seed);
   if (!o.json_file.empty()) {
     nlohmann::json j = {{"ranker", o.ranker}, {"data", o.data}, {"train", o.train_pairs}, {"test", o.test_pairs},

@@ -12,6 +12,7 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/experiments/config.hpp"
+#include "autoddl/experiments/matrix.hpp"
 #include "autoddl/sync/training.hpp"
 #ifdef AUTODDL_HAVE_SEARCH
 #include "autoddl/search/searcher.hpp"
@@ -399,9 +400,22 @@ void check_dataset_tasks(const Ctx& cx, const SweepConfig& c) {
   }
 }
 
+// The cell count against the limit, before check_models builds every knob combination: a config
+// that asks for absurd work (repetitions 10^6, a 10^9-cell knob x seed product) stops here.
+void check_cell_count(const Ctx& cx, const SweepConfig& c, bool allow_large) {
+  const int64_t cells = count_cells(c);
+  const int64_t limit = allow_large ? kMaxSweepCellsLarge : kMaxSweepCells;
+  if (cells <= limit) return;
+  const std::string count = cells == INT64_MAX ? "more than 2^63" : std::to_string(cells);
+  cx.fail("", "expands to " + count + " cells, more than " + std::to_string(limit) +
+                  (allow_large ? " (the limit even with --allow-large; split the sweep)"
+                               : " (the limit of a sweep; `sweep run --allow-large` lifts it to " +
+                                     std::to_string(kMaxSweepCellsLarge) + ")"));
+}
+
 }  // namespace
 
-SweepConfig sweep_config_from_json(const json& j, const std::string& source) {
+SweepConfig sweep_config_from_json(const json& j, const std::string& source, bool allow_large) {
   Ctx cx{source};
   cx.only_keys(j, "", {"name", "description", "output", "models", "clusters", "tasks", "evaluators", "seeds",
                        "repetitions", "cell_timeout_s", "comment"});
@@ -447,14 +461,15 @@ SweepConfig sweep_config_from_json(const json& j, const std::string& source) {
   }
   if (j.contains("repetitions")) c.repetitions = cx.positive_int(j["repetitions"], "repetitions");
   if (j.contains("cell_timeout_s")) c.cell_timeout_s = cx.positive_number(j["cell_timeout_s"], "cell_timeout_s");
+  check_cell_count(cx, c, allow_large);
   check_models(cx, c);
   check_dataset_tasks(cx, c);
   return c;
 }
 
-SweepConfig load_sweep_config(const std::string& path) {
+SweepConfig load_sweep_config(const std::string& path, bool allow_large) {
   const json j = read_json_file(path);
-  return guard_json(path, [&] { return sweep_config_from_json(j, path); });
+  return guard_json(path, [&] { return sweep_config_from_json(j, path, allow_large); });
 }
 
 }  // namespace autoddl::experiments

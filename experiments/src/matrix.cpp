@@ -76,6 +76,54 @@ std::string dataset_pair_key(const json& in) {
   return p.key();
 }
 
+namespace {
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t knob_combination_count(const ModelEntry& m) {
+  int64_t n = 1;
+  for (const auto& knob : m.knobs) n = saturating_mul(n, static_cast<int64_t>(knob.second.size()));
+  return n;
+}
+
+}  // namespace
+
+int64_t count_cells(const SweepConfig& c) {
+  // expand_cells' loops as a sum of products: models x knob combinations x cluster sizes x
+  // (per task: items x evaluators x its own factor x seeds x repetitions).
+  int64_t models = 0, sizes = 0;
+  for (const ModelEntry& m : c.models) models = saturating_add(models, knob_combination_count(m));
+  for (const ClusterEntry& ce : c.clusters) sizes = saturating_add(sizes, static_cast<int64_t>(ce.sizes.size()));
+  const int64_t pairs = saturating_mul(models, static_cast<int64_t>(c.clusters.size()));  // sync_transfer's
+  int64_t per_size = 0;
+  for (const TaskEntry& t : c.tasks) {
+    int64_t n = saturating_mul(static_cast<int64_t>(t.items.size()), static_cast<int64_t>(t.evaluators.size()));
+    if (t.kind == TaskKind::sync_rank) n = saturating_mul(n, static_cast<int64_t>(t.trial_counts.size()));
+    if (t.kind == TaskKind::sync_transfer) n = saturating_mul(n, std::max<int64_t>(pairs - 1, 0));
+    if (t.kind != TaskKind::scheme) n = saturating_mul(n, static_cast<int64_t>(c.seeds.size()));
+    per_size = saturating_add(per_size, saturating_mul(n, c.repetitions));
+  }
+  return saturating_mul(saturating_mul(models, sizes), per_size);
+}
+
+double estimated_cell_s(const json& in) {
+  const std::string task = in.value("task", "");
+  const json opt = in.value("options", json::object());
+  const double sim_s = in.value("evaluator", "") == "sim" ? 2.0 : 0.0;
+  if (task == "search") return opt.value("time_limit_s", 60.0) + sim_s;
+  if (task == "sync_search") return opt.value("trials", 200) * kSyncTrialS;
+  if (task == "sync_rank" || task == "sync_transfer") return 1.0;
+  return 0.1 + sim_s;  // a scheme: one autoddl cost or simulate
+}
+
 std::vector<Cell> expand_cells(const SweepConfig& c) {
   std::vector<Cell> cells;
   std::set<std::string> seen;

@@ -9,7 +9,10 @@ std::string duration_text(double s) {
   char buf[32];
   if (s < 60) std::snprintf(buf, sizeof buf, "%.0f s", s);
   else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600, static_cast<int>(s) % 3600 / 60);
+  else if (s < 1e15) {  // a sweep's estimate can run to years: hours in 64 bits, not an int
+    const long long whole = static_cast<long long>(s);
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", whole / 3600, whole % 3600 / 60);
+  } else std::snprintf(buf, sizeof buf, "%.3g s", s);
   return buf;
 }
 

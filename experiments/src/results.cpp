@@ -1,13 +1,7 @@
 // Reading and appending sweep result rows (see results.hpp for the on-disk contract).
 #include "autoddl/experiments/results.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -20,48 +14,8 @@ namespace autoddl::experiments {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-ResultLog::ResultLog(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw InputError(path, "", std::string("cannot open for appending: ") + std::strerror(errno));
-  // A kill inside write() can leave a last line without its newline: cut it off, so the next
-  // append starts a fresh line (that cell was not recorded and runs again).
-  struct stat st {};
-  if (fstat(fd_, &st) == 0 && st.st_size > 0) {
-    off_t end = st.st_size, keep = 0;
-    char last = 0;
-    if (pread(fd_, &last, 1, end - 1) == 1 && last != '\n') {
-      std::string buf(static_cast<size_t>(std::min<off_t>(end, 1 << 20)), '\0');
-      for (off_t hi = end; hi > 0 && keep == 0;) {
-        const off_t lo = std::max<off_t>(0, hi - static_cast<off_t>(buf.size()));
-        const ssize_t n = pread(fd_, buf.data(), static_cast<size_t>(hi - lo), lo);
-        if (n <= 0) break;
-        for (ssize_t i = n - 1; i >= 0; --i) {
-          if (buf[i] == '\n') {
-            keep = lo + i + 1;
-            break;
-          }
-        }
-        hi = lo;
-      }
-      if (ftruncate(fd_, keep) != 0) throw InputError(path, "", "cannot trim a torn last line");
-    }
-  }
-}
-
-ResultLog::~ResultLog() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 void ResultLog::append(const json& row) {
-  const std::string line = dump_json(row) + "\n";  // dump() escapes newlines: one row, one line
-  size_t done = 0;
-  while (done < line.size()) {  // one write() for any line a local file system takes at once
-    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw InputError(path_, "", std::string("cannot append: ") + std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  ::fsync(fd_);
+  append_line(dump_json(row));  // dump() escapes newlines: one row, one line
 }
 
 std::string results_file_name(int shard_index, int shard_count) {
@@ -69,42 +23,34 @@ std::string results_file_name(int shard_index, int shard_count) {
   return "results.shard-" + std::to_string(shard_index) + "-of-" + std::to_string(shard_count) + ".jsonl";
 }
 
-std::vector<ResultRow> read_result_rows(const std::string& dir, int* skipped) {
+std::vector<ResultRow> read_result_rows(const std::string& dir, int* torn) {
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && name.rfind("results", 0) == 0 && name.size() > 6 &&
+    // Not only regular files: a results file that is a link to /dev/zero is refused by the
+    // reader, not skipped in silence.
+    if (!e.is_directory() && name.rfind("results", 0) == 0 && name.size() > 6 &&
         name.substr(name.size() - 6) == ".jsonl") {
       files.push_back(e.path().string());
     }
   }
   std::sort(files.begin(), files.end());
   std::vector<ResultRow> rows;
-  int bad = 0;
+  int torn_lines = 0;
   for (const std::string& f : files) {
-    const std::string text = read_text_file(f);
-    size_t pos = 0;
-    int line = 0;
-    while (pos < text.size()) {
-      const size_t nl = text.find('\n', pos);
-      ++line;
-      if (nl == std::string::npos) {  // torn last line: the cell was not recorded
-        ++bad;
-        break;
-      }
-      const std::string l = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      if (l.empty()) continue;
-      json j = json::parse(l, nullptr, false);
+    const JsonlScan scan = read_jsonl_lines(f, [&](const std::string& line, int64_t line_no) {
+      json j = json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.is_object() || !j.contains("key") || !j["key"].is_string()) {
-        ++bad;
-        continue;
+        throw InputError(f, "line " + std::to_string(line_no),
+                         "not a result row (a JSON object with a string \"key\"); a kill tears only the last "
+                         "line, so this one was changed otherwise: delete it and its cell runs again");
       }
-      rows.push_back({std::move(j), f, line});
-    }
+      rows.push_back({std::move(j), f, static_cast<int>(line_no)});
+    });
+    torn_lines += scan.torn_line > 0 ? 1 : 0;
   }
-  if (skipped) *skipped = bad;
+  if (torn) *torn = torn_lines;
   return rows;
 }
 

@@ -97,6 +97,9 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
 
   ResultLog log(dir + "/" + results_file_name(opt.shard_index, opt.shard_count));  // trims a torn line first
   sum.results_file = log.path();
+  if (log.torn_line() > 0) {
+    std::fprintf(opt.progress, "autoddl: note: %s\n", torn_line_note(log.path(), log.torn_line(), "its cell runs again").c_str());
+  }
   // Done = recorded in any results file of the folder (other shards' too).
   const auto latest = latest_rows(read_result_rows(dir));
   std::deque<Cell> todo;
@@ -107,13 +110,16 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
   }
 
   const bool tty = opt.tty < 0 ? isatty(fileno(opt.progress)) : opt.tty == 1;
-  std::fprintf(opt.progress, "sweep %s: %d cells%s, %d done before, %d to run with %d job%s -> %s\n",
+  double estimate_s = 0;
+  for (const Cell& c : todo) estimate_s += estimated_cell_s(c.inputs);
+  std::fprintf(opt.progress, "sweep %s: %d cells%s, %d done before, %d to run with %d job%s (estimate %s) -> %s\n",
                config.name.c_str(), sum.cells,
                opt.shard_count > 1 ? (" in shard " + std::to_string(opt.shard_index) + "/" +
                                       std::to_string(opt.shard_count) + " (of " + std::to_string(all.size()) + ")")
                                          .c_str()
                                    : "",
-               sum.already, static_cast<int>(todo.size()), opt.jobs, opt.jobs == 1 ? "" : "s", log.path().c_str());
+               sum.already, static_cast<int>(todo.size()), opt.jobs, opt.jobs == 1 ? "" : "s",
+               duration_text(estimate_s / opt.jobs).c_str(), log.path().c_str());
   std::fflush(opt.progress);
   if (todo.empty()) {
     sum.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();

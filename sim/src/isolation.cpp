@@ -1,5 +1,5 @@
 // fork() + pipe isolation of simulations (see isolation.hpp). The child writes one tag byte
-// ('R' result, 'I' InputError, 'E' other error) and a payload, then _exit()s without running
+// ('R' result, 'I' InputError, 'M' out of memory, 'E' other error) and a payload, then _exit()s without running
 // the parent's atexit handlers or destructors. The parent reads to EOF before waiting, so a
 // result larger than the pipe buffer cannot deadlock. fork() copies only the calling thread:
 // call from a process whose other threads hold no locks the child needs (glibc's malloc is
@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <iostream>
 #include <stdexcept>
 
@@ -47,6 +48,8 @@ bool write_all(int fd, const char* data, size_t n) {
   } catch (const InputError& e) {
     out = "I" + nlohmann::json{{"file", e.file()}, {"field", e.field()}, {"reason", e.reason()}}.dump(
                     -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } catch (const std::bad_alloc&) {  // rethrown as itself: "out of memory", not the library's text
+    out = "M";
   } catch (const std::exception& e) {
     out = std::string("E") + e.what();
   } catch (...) {
@@ -108,6 +111,7 @@ std::string finish_child(Child& c) {
   const char tag = data[0];
   data.erase(0, 1);
   if (tag == 'R') return data;
+  if (tag == 'M') throw std::bad_alloc();
   if (tag == 'I') {
     auto j = nlohmann::json::parse(data);
     throw InputError(j.at("file").get<std::string>(), j.at("field").get<std::string>(),

@@ -2,7 +2,8 @@
 // process (the second dies in sg_config: "Cannot change the model after the initialization")
 // and zone builders keep static state, so each simulation runs in a fork()ed child that hands
 // its serialized result back through a pipe. Errors in the child come back as the same kind
-// of exception (InputError keeps file, field and reason); a child that dies (a signal, a
+// of exception (InputError keeps file, field and reason; std::bad_alloc stays std::bad_alloc, so
+// the CLI says "out of memory" rather than the library's text); a child that dies (a signal, a
 // nonzero exit) becomes InputError("simulation", "", reason): one error line, no backtrace.
 #pragma once
 #include <sys/types.h>

@@ -32,7 +32,16 @@ std::string task_field(TaskId id, const std::string& name) {
 Program::Program(int devices, int streams_per_device) : devices_(devices), streams_(streams_per_device) {
   if (devices < 1) throw InputError("program", "devices", "must be >= 1");
   if (streams_per_device < 2) throw InputError("program", "streams_per_device", "must be >= 2");
-  per_stream_.resize(static_cast<size_t>(devices * streams_per_device));
+  // Every stream costs its list up front: a sync strategy's PS lanes (GPUs x GPUs x nodes) once
+  // asked for billions and died of std::bad_alloc; int stream indices must not overflow either.
+  const int64_t streams = int64_t{devices} * streams_per_device;
+  if (streams > kMaxProgramStreams) {
+    throw InputError("program", "streams",
+                     std::to_string(devices) + " devices x " + std::to_string(streams_per_device) +
+                         " streams each is more than the simulator's " + std::to_string(kMaxProgramStreams) +
+                         " streams (a smaller cluster)");
+  }
+  per_stream_.resize(static_cast<size_t>(streams));
 }
 
 namespace {

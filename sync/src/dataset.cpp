@@ -56,12 +56,13 @@ nlohmann::json dataset_schema() {
 #ifdef AUTODDL_SYNC_HAVE_SIM
 
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/jsonl.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/sim/child_pool.hpp"
 #include "autoddl/sync/analytical.hpp"
@@ -71,6 +72,7 @@ nlohmann::json dataset_schema() {
 #include "autoddl/sync/simulated.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/stable_hash.hpp"
+#include "autoddl/sync/training.hpp"
 
 namespace autoddl::sync {
 
@@ -119,19 +121,26 @@ nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index
           {"sim_wall_s", r.wall_s}};
 }
 
-// Keys of the complete records already in `path`; rewrites the file without a torn last line.
+// Keys of the records already in `path` (a JsonlLog has cut a torn last line off), each checked
+// against its pair and index; a line that is no record, or a key seen twice, is refused.
 std::set<std::string> existing_keys(const std::string& path) {
+  std::map<std::string, int64_t> line_of;
+  read_jsonl_lines(path, [&](const std::string& line, int64_t line_no) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      throw InputError(path, "line " + std::to_string(line_no),
+                       "malformed JSON; a kill tears only the last line, so this one was changed otherwise: "
+                       "delete it and `autoddl sync dataset` makes its record again");
+    }
+    const RecordId id = record_id(j, path, line_no);
+    const auto [at, added] = line_of.emplace(id.key, line_no);
+    if (!added) {
+      throw InputError(path, "line " + std::to_string(line_no) + ": key",
+                       "'" + id.key + "' is also at line " + std::to_string(at->second) + " (delete one of them)");
+    }
+  });
   std::set<std::string> keys;
-  if (!fs::exists(path)) return keys;
-  std::ifstream in(path);
-  std::string line, kept;
-  while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("key") || !j["key"].is_string()) continue;
-    keys.insert(j["key"].get<std::string>());
-    kept += line + "\n";
-  }
-  write_file_atomic(path, kept);
+  for (const auto& [key, line] : line_of) keys.insert(key);
   return keys;
 }
 
@@ -139,15 +148,19 @@ std::set<std::string> existing_keys(const std::string& path) {
 
 int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pairs,
                       const DatasetOptions& o, const std::function<void(int64_t, int64_t)>& progress) {
-  if (o.per_pair < 1) throw InputError("--per-pair", "", "must be >= 1");
+  if (o.per_pair < 1 || o.per_pair > kMaxRecordsPerPair) {
+    throw InputError("--per-pair", "", "must be an integer from 1 to " + std::to_string(kMaxRecordsPerPair));
+  }
   if (o.jobs < 1) throw InputError("--jobs", "", "must be >= 1");
   if (o.runs < 1 || o.runs > 100) throw InputError("--runs", "", "must be from 1 to 100");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw InputError(dir, "", "cannot create the directory: " + ec.message());
-  write_json_atomic(dir + "/schema.json", dataset_schema());
   const std::string path = dir + "/records.jsonl";
-  std::set<std::string> done = existing_keys(path);
+  JsonlLog out(path);  // only a regular file; a torn last line cut off
+  if (out.torn_line() > 0 && o.note) o.note(torn_line_note(path, out.torn_line(), "its record is made again"));
+  const std::set<std::string> done = existing_keys(path);
+  write_json_atomic(dir + "/schema.json", dataset_schema());
 
   std::vector<PairData> data;
   for (const DatasetPair& p : pairs) {
@@ -162,8 +175,6 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
     }
   }
   const int64_t total = static_cast<int64_t>(pairs.size()) * o.per_pair;
-  std::ofstream out(path, std::ios::app);
-  if (!out) throw InputError(path, "", "cannot open for appending");
   int64_t written = 0;
   // Records are simulated in child processes (child_pool.hpp says why not threads) and
   // written here, in completion order, each complete on disk before it counts (resume).
@@ -174,9 +185,7 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
         return dump_json(make_record(pairs[static_cast<size_t>(p)], data[static_cast<size_t>(p)], i, o.seed, o.runs));
       },
       [&](size_t, std::string&& line) {
-        out << line << "\n";
-        out.flush();
-        if (!out) throw InputError(path, "", "cannot append a record");
+        out.append_line(line);
         ++written;
         if (progress) progress(static_cast<int64_t>(done.size()) + written, total);
       });

@@ -1,14 +1,16 @@
 // refeature_dataset (dataset.hpp): a record's features again from its strategy, model and cluster.
-#include <fstream>
+#include <filesystem>
 #include <map>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/jsonl.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/dataset.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/training.hpp"
 
 namespace autoddl::sync {
 
@@ -22,20 +24,17 @@ struct PairModel {
 
 }  // namespace
 
-int64_t refeature_dataset(const std::string& dir) {
-  const std::string path = dir + "/records.jsonl";
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open (a directory written by `autoddl sync dataset`?)");
+int64_t refeature_dataset(const std::string& dir, const std::function<void(const std::string&)>& note) {
+  const std::string path = records_path(dir);
   std::map<std::string, PairModel> models;  // by pair key
   std::string out;
-  int64_t line_no = 0, records = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.empty()) continue;
+  int64_t records = 0;
+  const JsonlScan scan = read_jsonl_lines(path, [&](const std::string& line, int64_t line_no) {
     const std::string where = "line " + std::to_string(line_no);
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw InputError(path, where, "malformed JSON");
-    for (const char* key : {"pair", "model", "cluster"}) {
+    const std::string pair = record_id(j, path, line_no).pair;
+    for (const char* key : {"model", "cluster"}) {
       if (!j.contains(key) || !j[key].is_string()) throw InputError(path, where + ": " + key, "missing or not a string");
     }
     if (!j.contains("strategy") || !j["strategy"].is_object()) throw InputError(path, where + ": strategy", "missing or not an object");
@@ -47,7 +46,6 @@ int64_t refeature_dataset(const std::string& dir) {
         knobs[k] = v.get<std::string>();
       }
     }
-    const std::string pair = j["pair"].get<std::string>();
     auto it = models.find(pair);
     if (it == models.end()) {
       PairModel m{costmodel::build_zoo_model(j["model"].get<std::string>(), knobs),
@@ -63,8 +61,10 @@ int64_t refeature_dataset(const std::string& dir) {
     j["analytical_iteration_s"] = e.iteration_s;
     out += dump_json(j) + "\n";
     ++records;
-  }
-  write_file_atomic(path, out);
+  });
+  if (scan.torn_line > 0 && note) note(torn_line_note(path, scan.torn_line, "the rewritten file drops it"));
+  // Through a link, the file it names is rewritten: the link is the user's, not ours to replace.
+  write_file_atomic(std::filesystem::canonical(path).string(), out);
   write_json_atomic(dir + "/schema.json", dataset_schema());
   return records;
 }

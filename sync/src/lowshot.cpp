@@ -76,6 +76,7 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     throw InputError("--explore", "", "must be from --per-round to 100000");
   if (o.repeats < 1 || o.repeats > 1000) throw InputError("--repeats", "", "must be from 1 to 1000");
   make_ranker(o.ranker, o.seed, "--ranker");  // a bad name fails before any simulation
+  check_sync_sim_cluster(c);                  // so does a cluster too large to simulate
   std::unique_ptr<Ranker> pretrained;
   if (!o.pretrained.empty()) pretrained = load_ranker(o.pretrained);
   auto say = [&](const std::string& line) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/error.hpp"
 #include "autoddl/sim/program.hpp"
 #include "autoddl/sim/simulate.hpp"
 #include "sync_emit.hpp"
@@ -118,8 +119,21 @@ int64_t emit_run(sim::Program& p, const ComputeTimeline& t, const std::vector<Va
 
 }  // namespace
 
+// The caps keep a simulation's program (GPUs x (2 + GPUs x nodes) streams) within sim's limit.
+static_assert(int64_t{kMaxSyncSimGpus} * (2 + int64_t{kMaxSyncSimGpus} * kMaxSyncSimNodes) <= sim::kMaxProgramStreams);
+
+void check_sync_sim_cluster(const ClusterSpec& c) {
+  if (c.nodes <= kMaxSyncSimNodes && c.total_gpus() <= kMaxSyncSimGpus) return;
+  throw InputError("simulator", "cluster",
+                   "simulates a sync strategy on at most " + std::to_string(kMaxSyncSimNodes) + " nodes and " +
+                       std::to_string(kMaxSyncSimGpus) + " GPUs (this cluster has " + std::to_string(c.nodes) +
+                       " nodes, " + std::to_string(c.total_gpus()) +
+                       " GPUs); the analytical evaluator (sync evaluate without --sim) has no such limit");
+}
+
 SimSyncResult simulate_strategy(const Graph& g, const std::vector<Variable>& vars, const Strategy& s,
                                 const ClusterSpec& c, const SimSyncOptions& options) {
+  check_sync_sim_cluster(c);
   const int W = c.total_gpus(), N = c.nodes;
   const ComputeTimeline t = compute_timeline(g, vars, c);
   const int runs = std::max(1, options.runs);

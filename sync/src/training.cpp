@@ -3,12 +3,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
+#include <filesystem>
 #include <random>
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/jsonl.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/stable_hash.hpp"
 
@@ -29,15 +30,13 @@ LabeledRecord parse_record(const std::string& line, const std::string& path, int
     if (!j.contains(key)) throw InputError(path, where + ": " + key, "missing");
     if (!ok) throw InputError(path, where + ": " + key, "wrong type");
   };
-  need("pair", j.contains("pair") && j["pair"].is_string());
-  need("index", j.contains("index") && j["index"].is_number_integer());
-  if (!json_int_in(j["index"], 0, INT32_MAX)) throw InputError(path, where + ": index", "must be in 0..2^31-1");
+  const RecordId id = record_id(j, path, line_no);
   if (j.contains("builder") && !j["builder"].is_string()) throw InputError(path, where + ": builder", "wrong type");
   need("features", j.contains("features") && j["features"].is_array());
   need("runtime_s", j.contains("runtime_s") && j["runtime_s"].is_number());
   LabeledRecord r;
-  r.pair = j["pair"].get<std::string>();
-  r.index = j["index"].get<int>();
+  r.pair = id.pair;
+  r.index = id.index;
   r.builder = j.value("builder", "");
   for (const nlohmann::json& v : j["features"]) {
     if (!v.is_number()) throw InputError(path, where + ": features", "must be numbers");
@@ -69,25 +68,52 @@ std::string pair_of_line(const std::string& line) {
 
 }  // namespace
 
-std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs, const std::string& pairs) {
+RecordId record_id(const nlohmann::json& j, const std::string& path, int64_t line_no) {
+  const std::string where = "line " + std::to_string(line_no);
+  for (const char* key : {"key", "pair"}) {
+    if (!j.contains(key)) throw InputError(path, where + ": " + key, "missing");
+    if (!j[key].is_string()) throw InputError(path, where + ": " + key, "wrong type");
+  }
+  if (!j.contains("index")) throw InputError(path, where + ": index", "missing");
+  if (!json_int_in(j["index"], 0, INT32_MAX)) throw InputError(path, where + ": index", "must be an integer from 0 to 2^31-1");
+  RecordId id{j["key"].get<std::string>(), j["pair"].get<std::string>(), j["index"].get<int>()};
+  const std::string expected = id.pair + "#" + std::to_string(id.index);
+  if (id.key != expected) {
+    throw InputError(path, where + ": key",
+                     "'" + id.key + "' disagrees with the record's pair and index ('" + expected +
+                         "'): the line was changed after it was written; delete it and `autoddl sync dataset` "
+                         "makes the record again");
+  }
+  return id;
+}
+
+std::string records_path(const std::string& dir) {
+  const std::string path = dir + "/records.jsonl";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw InputError(path, "", "cannot open (a directory written by `autoddl sync dataset`?)");
+  }
+  return path;
+}
+
+std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs, const std::string& pairs,
+                                        const std::function<void(const std::string&)>& note) {
   std::vector<LabeledRecord> out;
   std::set<std::pair<std::string, int>> seen;
   for (const std::string& dir : dirs) {
-    const std::string path = dir + "/records.jsonl";
-    std::ifstream in(path);
-    if (!in) throw InputError(path, "", "cannot open (a directory written by `autoddl sync dataset`?)");
-    int64_t line_no = 0;
-    for (std::string line; std::getline(in, line);) {
-      ++line_no;
-      if (line.empty()) continue;
+    const std::string path = records_path(dir);
+    int64_t lines = 0;
+    const JsonlScan scan = read_jsonl_lines(path, [&](const std::string& line, int64_t line_no) {
+      ++lines;
       if (!pairs.empty()) {
         const std::string pair = pair_of_line(line);
-        if (!pair.empty() && !pair_matches(pair, pairs)) continue;  // no "pair": parse_record names the error
+        if (!pair.empty() && !pair_matches(pair, pairs)) return;  // no "pair": parse_record names the error
       }
       LabeledRecord r = parse_record(line, path, line_no);
       if (seen.insert({r.pair, r.index}).second) out.push_back(std::move(r));
-    }
-    if (line_no == 0) throw InputError(path, "", "no records");
+    });
+    if (scan.torn_line > 0 && note) note(torn_line_note(path, scan.torn_line, "its record is not used"));
+    if (lines == 0) throw InputError(path, "", "no records");
   }
   return out;
 }

@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/io.hpp"
 #include "autoddl/experiments/matrix.hpp"
 
 using namespace autoddl::experiments;
@@ -169,4 +171,69 @@ TEST_CASE("a sync_search task is one seeded cell per model and cluster running a
     j["tasks"][0] = json::parse(bad);
     CHECK_THROWS_AS(sweep_config_from_json(j, "t.json"), autoddl::InputError);
   }
+}
+
+TEST_CASE("the cell count is known before expanding and equals the expansion", "[experiments][matrix]") {
+  CHECK(count_cells(sweep_config_from_json(base(), "t.json")) == 6 * 5 * (2 * 2 + 3 * 2) * 2);
+  // The shipped configs, sync tasks included (sync_rank's trial counts, sync_transfer's pairs).
+  const std::string dir = std::string(AUTODDL_SOURCE_DIR) + "/experiments/configs/";
+  for (const char* name : {"autoddl_transformer.json", "autosync.json", "autosync_ranker.json", "autosync_transfer.json",
+                           "sim_vs_analytical.json"}) {
+    INFO(name);
+    json j = autoddl::read_json_file(dir + name);
+    for (json& t : j["tasks"]) {  // a dataset folder the test does not have: any folder with records
+      for (const char* kind : {"sync_rank", "sync_transfer"}) {
+        if (t.contains(kind)) t[kind]["data"] = std::string(AUTODDL_SOURCE_DIR) + "/tests/cli/data/sync/tiny_dataset";
+      }
+    }
+    const SweepConfig c = sweep_config_from_json(j, name);
+    CHECK(count_cells(c) == static_cast<int64_t>(expand_cells(c).size()));
+  }
+}
+
+TEST_CASE("a config of more cells than the limit stops before anything is expanded or built", "[experiments][matrix]") {
+  json j = base();  // 600 cells
+  j["repetitions"] = 1000000;
+  auto error_of = [&](bool allow_large) {
+    try {
+      sweep_config_from_json(j, "t.json", allow_large);
+    } catch (const autoddl::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of(false) == "t.json: expands to 300000000 cells, more than 100000 (the limit of a sweep; "
+                           "`sweep run --allow-large` lifts it to 10000000)");
+  CHECK(error_of(true) == "t.json: expands to 300000000 cells, more than 10000000 (the limit even with --allow-large; "
+                          "split the sweep)");
+  j["repetitions"] = 200;  // 60,000 cells: under the limit
+  CHECK(error_of(false).empty());
+  j["repetitions"] = 1000;  // 300,000: only with --allow-large
+  CHECK(!error_of(false).empty());
+  CHECK(error_of(true).empty());
+  // A knob x seed product of 10^9 cells: counted, not enumerated (the loader would build every
+  // knob combination first).
+  json k = base();
+  json values = json::array();
+  for (uint64_t v = 1; v <= 1000; ++v) values.push_back(v);  // unsigned, as parsed from a file
+  k["models"][0]["knobs"] = {{"layers", values}, {"hidden", values}};
+  k["seeds"] = values;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    sweep_config_from_json(k, "k.json", true);
+    FAIL("no error");
+  } catch (const autoddl::InputError& e) {
+    INFO(e.what());
+    CHECK(std::string(e.what()).find("k.json: expands to ") == 0);
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+}
+
+TEST_CASE("a cell's estimate is its time limit, its trials or a nominal few seconds", "[experiments][matrix]") {
+  for (const Cell& c : expand_cells(sweep_config_from_json(base(), "t.json"))) {
+    const double s = estimated_cell_s(c.inputs);
+    if (c.inputs["task"] == "search") CHECK(s == 60);
+    else CHECK(s == Approx(c.inputs["evaluator"] == "sim" ? 2.1 : 0.1));
+  }
+  CHECK(estimated_cell_s({{"task", "sync_search"}, {"options", {{"trials", 50}}}}) == Approx(50 * kSyncTrialS));
 }

@@ -2,6 +2,7 @@
 // reopening and skipped by readers, and an ok row standing over a recorded failure.
 #include <catch2/catch.hpp>
 
+#include "autoddl/costmodel/error.hpp"
 #include "autoddl/experiments/results.hpp"
 #include "sweep_fixture.hpp"
 
@@ -51,5 +52,36 @@ TEST_CASE("an ok row stands over a failed row of the same cell in any order", "[
   CHECK(latest.at("c").row["error"] == "second");
   CHECK(results_file_name(0, 1) == "results.jsonl");
   CHECK(results_file_name(2, 4) == "results.shard-2-of-4.jsonl");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a bad line before the last is an error naming it, not a cell skipped in silence", "[experiments][results]") {
+  const std::string dir = scratch("corrupt");
+  const std::string path = dir + "/results.jsonl";
+  {
+    ResultLog log(path);
+    log.append({{"key", "a"}, {"status", "ok"}});
+  }
+  { std::ofstream(path, std::ios::app) << "{\"key\":\"b\",\"sta\n" << R"({"key":"c","status":"ok"})" << "\n"; }
+  try {
+    read_result_rows(dir);
+    FAIL("no error");
+  } catch (const autoddl::InputError& e) {
+    CHECK(e.file() == path);
+    CHECK(e.field() == "line 2");
+    CHECK(e.reason().find("not a result row") == 0);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a results file that is not a regular file is refused, not read or skipped", "[experiments][results]") {
+  const std::string dir = scratch("zero");
+  fs::create_symlink("/dev/zero", dir + "/results.jsonl");
+  try {
+    read_result_rows(dir);
+    FAIL("no error");
+  } catch (const autoddl::InputError& e) {
+    CHECK(std::string(e.what()) == dir + "/results.jsonl: not a regular file");
+  }
   fs::remove_all(dir);
 }

@@ -31,6 +31,9 @@ TEST_CASE("a sweep records one ok row per cell and a rerun runs nothing", "[expe
   std::map<std::string, int> count;
   const auto rows = comparable_rows(full_run(), &count);
   CHECK(rows.size() == 64);
+  // The count and an estimate before the first cell: 64 analytical cells at 0.1 s on 2 jobs.
+  CHECK(read_all(full_run() + "/../log").find("64 cells, 0 done before, 64 to run with 2 jobs (estimate 3 s)") !=
+        std::string::npos);
   for (const auto& [k, n] : count) CHECK(n == 1);
   for (const auto& [k, r] : rows) {
     CHECK(r["status"] == "ok");
@@ -41,6 +44,7 @@ TEST_CASE("a sweep records one ok row per cell and a rerun runs nothing", "[expe
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(run_autoddl({"sweep", "run", full_run() + "/../config.json", "--out", full_run()}, log) == 0);
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+  CHECK(read_all(log).find("64 done before, 0 to run with 1 job (estimate 0 s)") != std::string::npos);
   CHECK(read_all(log).find("64 done before, 0 run") != std::string::npos);
   CHECK(line_count(full_run() + "/results.jsonl") == 64);
 }

@@ -24,3 +24,9 @@ TEST_CASE("a simulator child killed by a signal becomes an InputError naming the
 TEST_CASE("a simulator child that exits without a result becomes an InputError", "[sim][isolation]") {
   CHECK_THROWS_AS(autoddl::sim::run_in_child([]() -> std::string { ::_exit(7); }), autoddl::InputError);
 }
+
+TEST_CASE("a simulator child out of memory comes back as std::bad_alloc, not the library's text", "[sim][isolation]") {
+  // The CLI prints "out of memory" for std::bad_alloc; as a runtime_error it printed
+  // "simulation: std::bad_alloc".
+  CHECK_THROWS_AS(autoddl::sim::run_in_child([]() -> std::string { throw std::bad_alloc(); }), std::bad_alloc);
+}

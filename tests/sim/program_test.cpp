@@ -38,6 +38,18 @@ TEST_CASE("program builders reject bad devices, streams, amounts and dependencie
   CHECK(p.last_on(0, sim::kComputeStream) == a);
 }
 
+TEST_CASE("a program of more streams than the limit is refused before any is allocated", "[sim][program]") {
+  // 8000 GPUs x (2 + 8000 x 1000) PS lanes: once an int overflow, then billions of lists.
+  try {
+    sim::Program p(8000, 2 + 8000 * 1000);
+    FAIL("no error");
+  } catch (const autoddl::InputError& e) {
+    CHECK(std::string(e.what()) == "program: streams: 8000 devices x 8000002 streams each is more than the simulator's "
+                                   "33554432 streams (a smaller cluster)");
+  }
+  CHECK_THROWS_AS(sim::Program(1025, 1 << 15), autoddl::InputError);  // just over: 2^25 + 2^15
+}
+
 TEST_CASE("a task joins every participant's stream in the order tasks were added", "[sim][program]") {
   sim::Program p(3);
   sim::TaskId x = p.collective(CollectiveKind::all_reduce, {0, 1}, 1e6);

@@ -70,10 +70,16 @@ struct SweepConfig {
   nlohmann::json raw;  // the file as read
 };
 
+// A config may expand to at most kMaxSweepCells cells (counted before anything is expanded or
+// built: a million cells took 3.7 GB and 30 s before the first one ran); `sweep run
+// --allow-large` lifts the limit to kMaxSweepCellsLarge.
+inline constexpr int64_t kMaxSweepCells = 100000;
+inline constexpr int64_t kMaxSweepCellsLarge = 10000000;
+
 // Reads and checks the config; throws InputError(path, field path, reason).
-SweepConfig load_sweep_config(const std::string& path);
+SweepConfig load_sweep_config(const std::string& path, bool allow_large = false);
 // Same from parsed JSON (`source` names it in errors).
-SweepConfig sweep_config_from_json(const nlohmann::json& j, const std::string& source);
+SweepConfig sweep_config_from_json(const nlohmann::json& j, const std::string& source, bool allow_large = false);
 
 // "{gpus}", "{nodes}", "{gpus_per_node}", optionally "*K" or "/K" (K a positive integer), e.g.
 // "megatron:tp={gpus_per_node},pp=1,dp={nodes}" or "{gpus*8}". Returns false with `error`

@@ -4,6 +4,7 @@
 // keeps every key, and a rerun finds its done cells by key. Shards split the cells sorted by
 // key round-robin, so `--shard I/N` is the same set on every machine.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,16 @@ struct Step {
   std::string name;  // "cost", "search" or "simulate": the key of its JSON in the row's results
   std::vector<std::string> args;
 };
+
+// The number of cells expand_cells makes at most (a repeated item counts every time), counted
+// from the config's list sizes without expanding anything; saturates at INT64_MAX.
+int64_t count_cells(const SweepConfig& config);
+
+// A rough wall time of one cell, in seconds, for the estimate printed before a sweep starts:
+// a search cell its time_limit_s (the bound its methods stop at) plus a simulation, a
+// sync_search cell its trials at kSyncTrialS each, the rest nominal seconds (docs/sweep-json.md).
+inline constexpr double kSyncTrialS = 0.2;
+double estimated_cell_s(const nlohmann::json& inputs);
 
 // Every cell of the config, in config order (models, clusters, sizes, tasks, items, evaluators,
 // seeds, repetitions).

@@ -3,7 +3,8 @@
 // results.shard-I-of-N.jsonl per shard, so shards never share a file (Slurm tasks on a shared
 // file system). One line per finished cell, appended with one write() on an O_APPEND descriptor
 // and fsync'ed: a kill loses at most the cells in flight, and a torn last line (a kill inside
-// write) is trimmed when the file is reopened and skipped by readers.
+// write) is trimmed when the file is reopened and skipped by readers; any other unreadable line
+// is an error (costmodel/jsonl.hpp holds these rules for every JSONL file).
 #pragma once
 #include <map>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autoddl/costmodel/jsonl.hpp"
 #include "autoddl/experiments/matrix.hpp"
 
 namespace autoddl::experiments {
@@ -27,26 +29,19 @@ struct ResultRow {
 };
 
 // Appends rows to one results file (see above). Opening trims a torn last line.
-class ResultLog {
+class ResultLog : public JsonlLog {
  public:
-  explicit ResultLog(const std::string& path);
-  ~ResultLog();
-  ResultLog(const ResultLog&) = delete;
-  ResultLog& operator=(const ResultLog&) = delete;
+  using JsonlLog::JsonlLog;
   void append(const nlohmann::json& row);  // one line, one write(), fsync
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
 };
 
 // The results file name for a shard ("results.jsonl" when count == 1).
 std::string results_file_name(int shard_index, int shard_count);
 
-// Every row of every results*.jsonl in `dir` (files sorted by name, rows in file order).
-// Unterminated or unparsable lines are skipped and counted in `skipped` when given.
-std::vector<ResultRow> read_result_rows(const std::string& dir, int* skipped = nullptr);
+// Every row of every results*.jsonl in `dir` (files sorted by name, rows in file order). Torn
+// last lines are skipped and counted in `torn` when given; any other line that is not a JSON
+// object with a string "key" throws InputError(file, "line N", reason).
+std::vector<ResultRow> read_result_rows(const std::string& dir, int* torn = nullptr);
 
 // The row that stands for each key: the last ok row, or else the last failed row.
 std::map<std::string, ResultRow> latest_rows(const std::vector<ResultRow>& rows);

@@ -76,6 +76,10 @@ struct TaskOptions {
 // on earlier tasks, and a Program cannot deadlock: emit tasks in any order in which a real
 // run could start them (e.g. walk the schedule in time order). Builders check their
 // arguments and throw InputError("program", "task <id> '<name>'", reason).
+// The most streams (devices x streams per device) a Program holds: 2^25 empty stream lists are
+// about 800 MB. Larger programs are refused with InputError("program", "streams", reason).
+inline constexpr int64_t kMaxProgramStreams = int64_t{1} << 25;
+
 class Program {
  public:
   explicit Program(int devices, int streams_per_device = 2);

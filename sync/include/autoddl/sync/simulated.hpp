@@ -56,8 +56,21 @@ struct SimSyncResult {
   double wall_s = 0;           // wall-clock seconds of the simulations
 };
 
+// The largest cluster a strategy is simulated on (`sync evaluate --sim`, `sync search`): its
+// program has a stream per (worker GPU, server node) on every GPU, GPUs x GPUs x nodes in all,
+// so memory and time grow with the cube (`sync search --nodes 1000` on autosync-a grew to 9 GB
+// in 30 s, where `simulate`'s 8192-GPU limit never applied). Nodes and GPUs are both capped: a
+// cluster of many GPUs per node is bounded by GPUs, one of one GPU per node by nodes. At the
+// caps one simulation takes seconds and about 100 MB (ncf: 256 GPUs on 32 dgx-a100 nodes 4 s,
+// 128 autosync-a nodes 2 s; vgg16 on those 9 s), and 256 x 256 x 128 streams stay well inside
+// sim::kMaxProgramStreams.
+inline constexpr int kMaxSyncSimNodes = 128;
+inline constexpr int kMaxSyncSimGpus = 256;
+// Throws InputError("simulator", "cluster", reason) when `c` is larger than that.
+void check_sync_sim_cluster(const costmodel::ClusterSpec& c);
+
 // `s` must have passed validate_strategy. Throws InputError for a program the simulator
-// cannot run (an algorithm that does not apply to the cluster).
+// cannot run (an algorithm that does not apply to the cluster, a cluster over the limits).
 SimSyncResult simulate_strategy(const costmodel::Graph& g, const std::vector<Variable>& vars,
                                 const Strategy& s, const costmodel::ClusterSpec& c,
                                 const SimSyncOptions& options = {});

@@ -4,10 +4,13 @@
 // measured on the same pairs the ranker trained on), and rankers chosen by name or by model file.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "autoddl/sync/ranker.hpp"
 
@@ -21,12 +24,28 @@ struct LabeledRecord {
   double runtime_s = 0;
 };
 
+// DIR/records.jsonl; throws InputError naming it when it does not exist.
+std::string records_path(const std::string& dir);
+
+// A record's identity: its "pair" and "index", checked against its "key", which must be
+// "<pair>#<index>" (the key is what a resumed `sync dataset` trusts, the pair and index what
+// training groups by: a record whose fields disagree would be skipped by one and used by the
+// other). Throws InputError(path, "line N: <field>", reason).
+struct RecordId {
+  std::string key, pair;
+  int index = 0;
+};
+RecordId record_id(const nlohmann::json& record, const std::string& path, int64_t line_no);
+
 // Reads DIR/records.jsonl of every DIR (records with the same key kept once, in file order).
-// Throws InputError("<dir>/records.jsonl", "line N: <field>", reason) on a malformed record or
-// a feature vector whose length is not feature_names().size(). With `pairs` (pair_matches
-// patterns, below), only the records of matching pairs: the others are skipped unparsed, so a
-// sweep cell that needs two pairs does not parse the whole dataset.
-std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs, const std::string& pairs = "");
+// Throws InputError("<dir>/records.jsonl", "line N: <field>", reason) on a malformed record,
+// one whose key disagrees with its pair and index, or a feature vector whose length is not
+// feature_names().size(). A torn last line (an interrupted `sync dataset`, costmodel/jsonl.hpp)
+// is left out and `note` called with one line saying so. With `pairs` (pair_matches patterns,
+// below), only the records of matching pairs: the others are skipped unparsed, so a sweep cell
+// that needs two pairs does not parse the whole dataset.
+std::vector<LabeledRecord> read_records(const std::vector<std::string>& dirs, const std::string& pairs = "",
+                                        const std::function<void(const std::string&)>& note = {});
 
 // Samples with one list per distinct pair (list ids in sorted pair order).
 std::vector<RankSample> to_samples(const std::vector<LabeledRecord>& records);
