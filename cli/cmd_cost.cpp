@@ -48,7 +48,7 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
   std::printf("  memory           %9.2f GB   of %.1f GB (parameters+gradients+optimizer %.2f GB, activations %.2f GB)\n",
               r.peak_memory_bytes / 1e9, r.memory_capacity_bytes / 1e9, r.param_memory_bytes / 1e9,
               r.activation_memory_bytes / 1e9);
-  std::printf("  gradients        %12s   kept in %s, reduced in %s\n", "", r.grad_dtype.c_str(), r.grad_reduce_dtype.c_str());
+  std::printf("  gradients        kept in %s, reduced in %s\n", r.grad_dtype.c_str(), r.grad_reduce_dtype.c_str());
   std::printf("  feasible         %12s%s%s\n\n", r.feasible ? "yes" : "NO", r.feasible ? "" : "   ", r.infeasible_reason.c_str());
   std::printf("  communication per device and iteration:\n");
   std::printf("    %-15s %8s %12s %12s\n", "kind", "count", "bytes", "time");

@@ -68,7 +68,9 @@ TEST_CASE("fp8 prices the layers' linear GEMMs at the FP8 peak plus one cast per
     const CostReport rb = evaluate(bf, c, make_scheme("megatron:tp=8,pp=1,dp=1,sp=1", bf, c, {}));
     const CostReport r8 = evaluate(f8, c, make_scheme("megatron:tp=8,pp=1,dp=1,sp=1", f8, c, {}));
     CHECK(r8.param_memory_bytes == rb.param_memory_bytes);
-    CHECK(r8.comm_exposed_s == Approx(rb.comm_exposed_s));
+    // sp's backward re-gathers hide under the data-gradient GEMMs, which FP8 makes shorter.
+    CHECK(r8.comm_exposed_s >= rb.comm_exposed_s);
+    CHECK(r8.comm_exposed_s < 1.2 * rb.comm_exposed_s);
     CHECK(r8.compute_s < 0.85 * rb.compute_s);  // the GEMMs dominate a 4096-wide layer
     CHECK(r8.model_flops_per_iteration == rb.model_flops_per_iteration);
   }

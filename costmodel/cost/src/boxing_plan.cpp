@@ -202,8 +202,13 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
           ob.bwd_s += box;
           table.tally(in.from, in.to, tally);
         } else if (box > 0 && regathered_for_weight_gradient(graph, scheme, f, i, k, psig.out[o])) {
-          ob.bwd_s += std::max(0.0, box - data_gradient_gemms_s(graph, scheme, compute, t, sig.in[k]));
+          const double exposed = std::max(0.0, box - data_gradient_gemms_s(graph, scheme, compute, t, sig.in[k]));
+          ob.bwd_s += exposed;
           table.tally(in.from, in.to, tally);
+          if (pop) {
+            pop->inputs[k].bwd_regather = table.path(in.from, in.to);
+            pop->inputs[k].bwd_regather_exposed_s = exposed;
+          }
         }
       }
       const bool cross = f.op_stage[j] != stage;

@@ -375,7 +375,9 @@ class Lowerer {
 
   // A boxing path on stage s: each step one collective per group of its dim, after the compute
   // before it; the next compute waits for them. A mirror's part waits for its representative.
-  void boxing(int s, const std::vector<BoxingStep>& steps, const std::string& name, int mb) {
+  // `waited`: the stage's next compute waits for the steps; a backward re-gather runs beside the
+  // backward instead (on the boxing stream, after what the stage has done so far).
+  void boxing(int s, const std::vector<BoxingStep>& steps, const std::string& name, int mb, bool waited = true) {
     if (steps.empty()) return;
     flush(s);
     StageState& st = state_[static_cast<size_t>(s)];
@@ -397,7 +399,8 @@ class Lowerer {
         for (int pos : grp)
           if (index_[static_cast<size_t>(pos)] >= 0) added.emplace_back(index_[static_cast<size_t>(pos)], id);
       }
-      for (const auto& [ai, id] : added) st.pending[static_cast<size_t>(ai)].push_back(id);
+      if (waited)
+        for (const auto& [ai, id] : added) st.pending[static_cast<size_t>(ai)].push_back(id);
     }
   }
 
@@ -490,6 +493,8 @@ class Lowerer {
         for (const PlannedInput& in : po.inputs)
           if (in.role == InputRole::activation) boxing(s, in.fwd, "recompute " + tensor_name(in.tensor), mb);
       }
+      for (const PlannedInput& in : po.inputs)
+        boxing(s, in.bwd_regather, "regather for wgrad " + tensor_name(in.tensor), mb, /*waited=*/false);
       if (po.recompute_s > 0) compute(s, op, po.recompute_s, Phase::recompute, mb, false);
       const bool record = last && bucket_op_[static_cast<size_t>(op)];
       compute(s, op, po.bwd_s, Phase::backward, mb, record);

@@ -149,8 +149,10 @@ TEST_CASE("sequence parallelism gathers the LayerNorm outputs again for the weig
     // Full recompute re-runs the forward, gathers included: the same 6, counted there.
     CHECK(r3.comm.count[ag] - r2.comm.count[ag] == 6);
   }
-  // Hidden under the data-gradient GEMMs: a layer's backward boxing is what it was with 4.
-  const Graph g = gpt(2);
+  // Hidden under the data-gradient GEMMs (at a size where they take longer than the gather):
+  // a layer's backward boxing is what it was with 4.
+  const Graph g = build_zoo_model("gpt", {{"layers", "2"}, {"hidden", "8192"}, {"heads", "64"}, {"seq", "2048"},
+                                          {"vocab", "1024"}, {"batch", "8"}});
   const Scheme s = make_scheme("megatron:tp=8,pp=1,dp=1,sp=1", g, c, {});
   const Planned p = plan_of(g, c, s);
   double regather_s = 0, hidden_under_s = 0;

@@ -32,7 +32,7 @@ int slowest_stage(const costmodel::Graph& g, const costmodel::ClusterSpec& c, co
       for (const auto& in : op.inputs) {
         for (const auto& x : in.fwd) t += x.time_s;
         for (const auto& x : in.bwd) t += x.time_s;
-        t += in.fwd_send_s + in.bwd_send_s;
+        t += in.fwd_send_s + in.bwd_send_s + in.bwd_regather_exposed_s;
         for (const auto& x : in.fwd_send_gather) t += x.time_s;
       }
     }

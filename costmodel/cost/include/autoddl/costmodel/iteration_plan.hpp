@@ -35,6 +35,11 @@ struct PlannedInput {
   // Scheme::scatter_gather_sends: the all-gathers that rebuild a scattered send on the
   // receiving stage (fwd: this op's stage; bwd: the producer's).
   std::vector<BoxingStep> fwd_send_gather, bwd_send_gather;
+  // A weight GEMM's input gathered from a smaller layout is gathered again in backward for the
+  // weight gradient (boxing_plan.cpp), beside the data-gradient GEMMs: its steps, and the part
+  // that outlasts those GEMMs, which is all the stage time holds of it.
+  std::vector<BoxingStep> bwd_regather;
+  double bwd_regather_exposed_s = 0;
 };
 
 struct PlannedOp {
