@@ -35,6 +35,8 @@ ExpertStart descend_from_expert(const Graph& g, const ClusterSpec& c, const Grid
     s.bucket_bytes = e.bucket_bytes;
     s.overlap_tp_comm = e.overlap_tp_comm;
     s.overlap_p2p_comm = e.overlap_p2p_comm;
+    s.overlap_param_gather = e.overlap_param_gather && s.shard_optimizer;
+    s.grad_reduce_16bit = e.grad_reduce_16bit;
     return s;
   };
   run.mapped = as_scheme(choice);

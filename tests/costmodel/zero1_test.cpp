@@ -4,8 +4,15 @@
 // optimizer step over the other replicas' shards.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/boxing_plan.hpp"
+#include "autoddl/costmodel/grad_buckets.hpp"
+#include "autoddl/costmodel/op_compute.hpp"
+#include "autoddl/costmodel/timeline.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 
@@ -52,4 +59,31 @@ TEST_CASE("megatron dist_opt=1 shards Adam's state over dp and leaves tp and pp 
   CHECK(dist.compute_s < plain.compute_s);  // Adam steps a quarter of the parameters
   const auto rs = static_cast<size_t>(CollectiveKind::reduce_scatter);
   CHECK(dist.comm.count[rs] > plain.comm.count[rs]);
+}
+
+TEST_CASE("dist_opt overlaps its parameter all-gather with the next forward unless param_overlap=0", "[costmodel][zero]") {
+  // Megatron-LM's --overlap-param-gather, on in the recipes with the distributed optimizer: the
+  // shard all-gather runs bucket by bucket under the next iteration's forward, so only the first
+  // bucket and what outlasts one micro-batch's forward stay exposed.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = build_zoo_model("gpt", parse_knob_list("layers=8,hidden=2048,heads=16,seq=512,batch=64,dtype=bf16"));
+  const Scheme hidden = make_scheme("megatron:tp=2,pp=1,dp=8,mb=1,dist_opt=1", g, c, {});
+  const Scheme after = make_scheme("megatron:tp=2,pp=1,dp=8,mb=1,dist_opt=1,param_overlap=0", g, c, {});
+  CHECK(hidden.overlap_param_gather);
+  CHECK_FALSE(after.overlap_param_gather);
+  const CostReport rh = evaluate(g, c, hidden), ra = evaluate(g, c, after);
+  // The gather's buckets and one micro-batch's forward, from the phases evaluate() runs.
+  const EvalFrame f = make_eval_frame(g, c, after);
+  const std::vector<OpCompute> compute = compute_phase(c.gpu, g, after, f.op_stage, nullptr);
+  BoxingCache cache(f.split.sbp_mesh);
+  const BoxingPlan boxing = plan_boxing(g, after, f, compute, cache, nullptr);
+  const GradSyncPhase sync = sync_gradients(g, after, f, compute, boxing, nullptr);
+  const StageTimes st = stage_times(f, compute, boxing);
+  REQUIRE(sync.param_gather_s[0] > 0);
+  REQUIRE(sync.param_gather_first_s[0] > 0);
+  const double exposed = std::max(sync.param_gather_first_s[0], sync.param_gather_s[0] - st.fwd_s[0]);
+  CHECK(ra.iteration_s - rh.iteration_s == Approx(sync.param_gather_s[0] - exposed).epsilon(1e-6));
+  CHECK(rh.iteration_s < ra.iteration_s);
+  // Without the distributed optimizer there is no shard gather to overlap.
+  CHECK_THROWS_AS(make_scheme("megatron:tp=2,pp=1,dp=8,param_overlap=1", g, c, {}), autoddl::InputError);
 }

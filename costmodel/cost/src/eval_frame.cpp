@@ -67,6 +67,7 @@ EvalFrame make_eval_frame(const Graph& graph, const ClusterSpec& cluster, const 
   f.stages = scheme.stages();
   f.virtual_stages = std::max(1, scheme.virtual_stages);
   f.overlap_p2p_comm = scheme.overlap_p2p_comm;
+  f.overlap_param_gather = scheme.overlap_param_gather;
   f.sm_count = cluster.gpu.sm_count;
   if (scheme.pipeline_dim >= 0 && scheme.pipeline_dim < static_cast<int>(f.mesh.dims.size())) {
     const MeshDim& pd = f.mesh.dims[scheme.pipeline_dim];

@@ -49,7 +49,7 @@ double grad_sync_time_s(const GradSync& g, const DeviceMesh& mesh) {
 
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
                     const DeviceMesh& mesh, CommTally& tally, double& total_s,
-                    std::vector<PlannedBucket>* planned, int sm_count, double* contention_s) {
+                    std::vector<PlannedBucket>* planned, int sm_count, double* contention_s, double* first_bucket_s) {
   struct Step {
     int dim;
     CollectiveKind kind;
@@ -107,6 +107,7 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
       planned->push_back(std::move(pb));
     }
     comm_free = start + t;
+    if (first_bucket_s && total_s == 0) *first_bucket_s = t;
     total_s += t;
     i = j;
   }
@@ -145,6 +146,7 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
   }
   GradSyncPhase out;
   out.param_gather_s.assign(S, 0);
+  out.param_gather_first_s.assign(S, 0);
   out.stage_tally.resize(S);
   out.op_sync_s.assign(n_ops, 0);
   double tail = 0;  // the most any stage's backward runs longer, slowed or exposed, for its sync
@@ -182,7 +184,8 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
     }
     double gather_total = 0;
     out.param_gather_s[s] = sync_buckets(upd, scheme.bucket_bytes, 0, f.split.sbp_mesh, out.stage_tally[s],
-                                         gather_total, plan ? &plan->param_gathers[s] : nullptr);
+                                         gather_total, plan ? &plan->param_gathers[s] : nullptr, 0, nullptr,
+                                         &out.param_gather_first_s[s]);
   }
   out.contention_s = tail - out.exposed_s;
   return out;

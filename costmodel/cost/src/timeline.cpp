@@ -65,10 +65,19 @@ int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule 
   }
   const double T = st.fwd_s[slow] + st.bwd_s[slow];
   r.stage_time_s = T;
+  // The distributed optimizer's shard all-gather: after the step, or (overlap_param_gather)
+  // bucket by bucket under the next forward, exposing the first bucket and what outlasts one
+  // micro-batch's forward of the stage.
+  std::vector<double> gather(S, 0);
+  for (int s = 0; s < S; ++s) {
+    gather[s] = f.overlap_param_gather
+                    ? std::max(sync.param_gather_first_s[s], sync.param_gather_s[s] - st.fwd_s[s])
+                    : sync.param_gather_s[s];
+  }
   double opt_step = 0;
   for (int s = 0; s < S; ++s) {
     const double step = optimizer_step_s(gpu, optimizer_params[s], f.train_dtype);
-    opt_step = std::max(opt_step, step + sync.param_gather_s[s]);
+    opt_step = std::max(opt_step, step + gather[s]);
     if (plan) {
       plan->optimizer_s[s] = step;
       plan->optimizer_params[s] = optimizer_params[s];
@@ -77,8 +86,8 @@ int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule 
   if (plan) plan->grad_sync_contention_s = sync.contention_s;
   r.bubble_s = pipeline_bubble_s(S, f.virtual_stages, schedule, T);
   r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + sync.contention_s + opt_step;
-  r.compute_s = m * st.compute_s[slow] + opt_step - sync.param_gather_s[slow] + sync.contention_s;
-  r.comm_exposed_s = m * st.comm_s[slow] + r.grad_sync_exposed_s + sync.param_gather_s[slow];
+  r.compute_s = m * st.compute_s[slow] + opt_step - gather[slow] + sync.contention_s;
+  r.comm_exposed_s = m * st.comm_s[slow] + r.grad_sync_exposed_s + gather[slow];
   r.send_recv_s = m * st.send_recv_s[slow];
   r.fwd_boxing_s = 0;
   r.bwd_boxing_s = 0;

@@ -130,11 +130,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap)");
     }
   }
   // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
@@ -187,6 +187,12 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     fail("grad_reduce_bf16", "must be 0 or 1 (got '" + grad_reduce_bf16 + "')");
   }
   s.grad_reduce_16bit = grad_reduce_bf16 == "1";
+  // --overlap-param-gather: on with the distributed optimizer by default, as Megatron-Bridge's and
+  // NeMo's recipes set it (DistributedDataParallelConfig(overlap_param_gather=True)).
+  const std::string param_overlap = kv.count("param_overlap") ? kv["param_overlap"] : dist_opt;
+  if (param_overlap != "0" && param_overlap != "1") fail("param_overlap", "must be 0 or 1 (got '" + param_overlap + "')");
+  if (param_overlap == "1" && dist_opt != "1") fail("param_overlap", "needs dist_opt=1 (it overlaps the distributed optimizer's parameter all-gather)");
+  s.overlap_param_gather = param_overlap == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
   }

@@ -86,6 +86,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
   if (s.overlap_tp_comm) j["overlap_tp_comm"] = true;
   if (s.overlap_p2p_comm) j["overlap_p2p_comm"] = true;
   if (s.grad_reduce_16bit) j["grad_reduce_16bit"] = true;
+  if (s.overlap_param_gather) j["overlap_param_gather"] = true;
   return j;
 }
 
@@ -95,7 +96,8 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   rd.keys(j, "",
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
            "recompute", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
-           "param_storage", "overlap_tp_comm", "overlap_p2p_comm", "grad_reduce_16bit"},
+           "param_storage", "overlap_tp_comm", "overlap_p2p_comm", "grad_reduce_16bit",
+           "overlap_param_gather"},
           {"format", "mesh", "ops"});
   if (rd.string(j["format"], "format") != kFormat) rd.fail("format", std::string("must be \"") + kFormat + "\"");
   Scheme s;
@@ -134,7 +136,8 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
                               {"scatter_gather_sends", &s.scatter_gather_sends},
                               {"overlap_tp_comm", &s.overlap_tp_comm},
                               {"overlap_p2p_comm", &s.overlap_p2p_comm},
-                              {"grad_reduce_16bit", &s.grad_reduce_16bit}}) {
+                              {"grad_reduce_16bit", &s.grad_reduce_16bit},
+                              {"overlap_param_gather", &s.overlap_param_gather}}) {
     if (!j.contains(flag)) continue;
     if (!j[flag].is_boolean()) rd.fail(flag, "must be true or false");
     *field = j[flag].get<bool>();

@@ -182,14 +182,21 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
         r.note += ", stages rebalanced";
         row["rebalanced"] = true;
       }
-      // tp_overlap: tensor-parallel collectives chunked under their GEMMs, priced by evaluate() only.
-      costmodel::Scheme overlapped = r.scheme;
-      overlapped.overlap_tp_comm = true;
-      const costmodel::CostReport ro = costmodel::evaluate(g, c, overlapped);
-      if (costmodel::ranks_above(ro, r.report)) {
+      // The frameworks' overlaps, priced by evaluate() only, kept where they rank above: tp_overlap
+      // (tensor-parallel collectives chunked under their GEMMs) and, with a sharded optimizer,
+      // param_overlap (the shard gather under the next forward).
+      auto try_overlap = [&](bool costmodel::Scheme::*flag, const char* note) {
+        costmodel::Scheme overlapped = r.scheme;
+        overlapped.*flag = true;
+        const costmodel::CostReport ro = costmodel::evaluate(g, c, overlapped);
+        if (!costmodel::ranks_above(ro, r.report)) return;
         r.scheme = std::move(overlapped);
         r.report = ro;
-        r.note += ", tp_overlap";
+        r.note += note;
+      };
+      try_overlap(&costmodel::Scheme::overlap_tp_comm, ", tp_overlap");
+      if (r.scheme.shard_optimizer && !r.scheme.overlap_param_gather) {
+        try_overlap(&costmodel::Scheme::overlap_param_gather, ", param_overlap");
       }
       take(std::move(r));
     }

@@ -36,6 +36,7 @@ struct EvalFrame {
   std::vector<int> sbp_shape;      // split.sbp_mesh.shape()
   int stages = 1, virtual_stages = 1, micro_batches = 1;
   bool overlap_p2p_comm = false;  // Scheme::overlap_p2p_comm (the timeline hides pipeline sends)
+  bool overlap_param_gather = false;  // Scheme::overlap_param_gather (the timeline hides the shard gather)
   int sm_count = 0;                // GpuSpec::sm_count (0: no SM contention is priced)
   // SMs (NCCL channels) a pipeline send/recv takes while it overlaps compute: NCCL's channels per
   // network peer when every stage boundary crosses nodes; 0 otherwise (not priced).

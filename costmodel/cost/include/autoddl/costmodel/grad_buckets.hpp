@@ -63,7 +63,7 @@ double grad_sync_time_s(const GradSync& g, const DeviceMesh& mesh);
 // `backward_end_s` by as much.
 double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, double backward_end_s,
                     const DeviceMesh& mesh, CommTally& tally, double& total_s, std::vector<PlannedBucket>* planned,
-                    int sm_count = 0, double* contention_s = nullptr);
+                    int sm_count = 0, double* contention_s = nullptr, double* first_bucket_s = nullptr);
 
 struct GradSyncPhase {
   double exposed_s = 0;                 // the most any stage's sync runs past its backward
@@ -72,6 +72,7 @@ struct GradSyncPhase {
   double contention_s = 0;
   double total_s = 0;                   // the most sync time of any stage
   std::vector<double> param_gather_s;   // per stage: the all-gather of updated shards (ZeRO-1)
+  std::vector<double> param_gather_first_s;  // per stage: its first bucket
   std::vector<CommTally> stage_tally;   // per stage: its collectives, once per iteration
   std::vector<double> op_sync_s;        // per op: its gradients' sync time, unbucketed
 };

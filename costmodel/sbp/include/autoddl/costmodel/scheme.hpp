@@ -41,6 +41,10 @@ struct Scheme {
   // Megatron-LM's --grad-reduce-in-bf16: bf16 training reduces its gradients in bf16 instead of
   // its fp32 main gradients (grad_reduce_bytes_per_param, compute.hpp).
   bool grad_reduce_16bit = false;
+  // Megatron-LM's --overlap-param-gather (with the distributed optimizer): the all-gather of the
+  // updated shards runs bucket by bucket under the next iteration's forward instead of after the
+  // step; only the first bucket and what outlasts one micro-batch's forward stay exposed.
+  bool overlap_param_gather = false;
   std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
   int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
   int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)
