@@ -126,6 +126,14 @@ int64_t integer_param(const std::map<std::string, std::string>& kv, const std::s
   return *v;
 }
 
+// A megatron option that is 0 or 1 (default `dflt`), as written.
+std::string flag01(const std::map<std::string, std::string>& kv, const std::string& key, const std::string& dflt) {
+  auto it = kv.find(key);
+  const std::string v = it == kv.end() ? dflt : it->second;
+  if (v != "0" && v != "1") fail(key, "must be 0 or 1 (got '" + v + "')");
+  return v;
+}
+
 Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
@@ -157,40 +165,31 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   Scheme s;
   s.name = "megatron:" + params;
   s.micro_batches = static_cast<int>(g.batch / (dp * mb));
-  std::string sp = kv.count("sp") ? kv["sp"] : "0";
-  if (sp != "0" && sp != "1") fail("sp", "must be 0 or 1 (got '" + sp + "')");
+  const std::string sp = flag01(kv, "sp", "0");
   // Megatron-LM scatters pipeline sends over the tensor-parallel ranks and all-gathers them on
   // NVLink unless --no-scatter-gather-tensors-in-pipeline; sg=0 turns it off here.
-  const std::string sg = kv.count("sg") ? kv["sg"] : "1";
-  if (sg != "0" && sg != "1") fail("sg", "must be 0 or 1 (got '" + sg + "')");
+  const std::string sg = flag01(kv, "sg", "1");
   s.scatter_gather_sends = sg == "1";
   // --use-distributed-optimizer: optimizer state and fp32 master weights sharded over dp,
   // gradients reduce-scattered and parameters all-gathered (ZeRO-1, Scheme::shard_optimizer).
-  const std::string dist_opt = kv.count("dist_opt") ? kv["dist_opt"] : "0";
-  if (dist_opt != "0" && dist_opt != "1") fail("dist_opt", "must be 0 or 1 (got '" + dist_opt + "')");
+  const std::string dist_opt = flag01(kv, "dist_opt", "0");
   s.shard_optimizer = dist_opt == "1";
   // --tp-comm-overlap: Megatron-LM accepts it only with sequence parallelism (the overlapped
   // collectives are sp's all-gather and reduce-scatter).
-  const std::string tp_overlap = kv.count("tp_overlap") ? kv["tp_overlap"] : "0";
-  if (tp_overlap != "0" && tp_overlap != "1") fail("tp_overlap", "must be 0 or 1 (got '" + tp_overlap + "')");
+  const std::string tp_overlap = flag01(kv, "tp_overlap", "0");
   if (tp_overlap == "1" && (sp != "1" || tp < 2)) fail("tp_overlap", "needs sp=1 and tp > 1 (Megatron-LM's --tp-comm-overlap overlaps sequence parallelism's collectives)");
   s.overlap_tp_comm = tp_overlap == "1";
   // --overlap-p2p-communication: Megatron-core overlaps pipeline p2p only in the interleaved
   // schedule (NeMo's MegatronCommOverlapCallback turns it on whenever vp > 1).
-  const std::string pp_overlap = kv.count("pp_overlap") ? kv["pp_overlap"] : "0";
-  if (pp_overlap != "0" && pp_overlap != "1") fail("pp_overlap", "must be 0 or 1 (got '" + pp_overlap + "')");
+  const std::string pp_overlap = flag01(kv, "pp_overlap", "0");
   if (pp_overlap == "1" && v < 2) fail("pp_overlap", "needs interleave > 1 (Megatron overlaps pipeline p2p only in the interleaved schedule)");
   s.overlap_p2p_comm = pp_overlap == "1";
   // --grad-reduce-in-bf16: reduce bf16 training's gradients in bf16, not its fp32 main gradients.
-  const std::string grad_reduce_bf16 = kv.count("grad_reduce_bf16") ? kv["grad_reduce_bf16"] : "0";
-  if (grad_reduce_bf16 != "0" && grad_reduce_bf16 != "1") {
-    fail("grad_reduce_bf16", "must be 0 or 1 (got '" + grad_reduce_bf16 + "')");
-  }
+  const std::string grad_reduce_bf16 = flag01(kv, "grad_reduce_bf16", "0");
   s.grad_reduce_16bit = grad_reduce_bf16 == "1";
   // --overlap-param-gather: on with the distributed optimizer by default, as Megatron-Bridge's and
   // NeMo's recipes set it (DistributedDataParallelConfig(overlap_param_gather=True)).
-  const std::string param_overlap = kv.count("param_overlap") ? kv["param_overlap"] : dist_opt;
-  if (param_overlap != "0" && param_overlap != "1") fail("param_overlap", "must be 0 or 1 (got '" + param_overlap + "')");
+  const std::string param_overlap = flag01(kv, "param_overlap", dist_opt);
   if (param_overlap == "1" && dist_opt != "1") fail("param_overlap", "needs dist_opt=1 (it overlaps the distributed optimizer's parameter all-gather)");
   s.overlap_param_gather = param_overlap == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
