@@ -15,6 +15,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/zoo.hpp"
+#include "phases/run_phases.hpp"
 
 using namespace autoddl::costmodel;
 
@@ -73,12 +74,9 @@ TEST_CASE("dist_opt overlaps its parameter all-gather with the next forward unle
   CHECK_FALSE(after.overlap_param_gather);
   const CostReport rh = evaluate(g, c, hidden), ra = evaluate(g, c, after);
   // The gather's buckets and one micro-batch's forward, from the phases evaluate() runs.
-  const EvalFrame f = make_eval_frame(g, c, after);
-  const std::vector<OpCompute> compute = compute_phase(c.gpu, g, after, f.op_stage, nullptr);
-  BoxingCache cache(f.split.sbp_mesh);
-  const BoxingPlan boxing = plan_boxing(g, after, f, compute, cache, nullptr);
-  const GradSyncPhase sync = sync_gradients(g, after, f, compute, boxing, nullptr);
-  const StageTimes st = stage_times(f, compute, boxing);
+  const RunPhases p(g, c, after);
+  const GradSyncPhase& sync = p.sync;
+  const StageTimes st = stage_times(p.frame, p.compute, p.boxing);
   REQUIRE(sync.param_gather_s[0] > 0);
   REQUIRE(sync.param_gather_first_s[0] > 0);
   const double exposed = std::max(sync.param_gather_first_s[0], sync.param_gather_s[0] - st.fwd_s[0]);

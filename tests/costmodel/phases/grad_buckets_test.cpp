@@ -7,6 +7,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/zoo.hpp"
+#include "run_phases.hpp"
 
 using namespace autoddl::costmodel;
 
@@ -107,11 +108,8 @@ TEST_CASE("evaluate's gradient sync is the bucket phase's, per op and exposed", 
                                           {"vocab", "1024"}, {"batch", "16"}});
   for (const char* spec : {"dp", "zero1", "megatron:tp=4,pp=2,dp=2,mb=4,dist_opt=1"}) {
     const Scheme s = make_scheme(spec, g, c, {});
-    const EvalFrame f = make_eval_frame(g, c, s);
-    const std::vector<OpCompute> compute = compute_phase(c.gpu, g, s, f.op_stage, nullptr);
-    BoxingCache cache(f.split.sbp_mesh);
-    const BoxingPlan boxing = plan_boxing(g, s, f, compute, cache, nullptr);
-    const GradSyncPhase sync = sync_gradients(g, s, f, compute, boxing, nullptr);
+    const RunPhases p(g, c, s);
+    const GradSyncPhase& sync = p.sync;
     const CostReport r = evaluate(g, c, s);
     INFO(spec);
     CHECK(r.grad_sync_s == sync.total_s);
