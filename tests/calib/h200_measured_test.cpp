@@ -5,7 +5,9 @@
 // when the model or a preset moves away from the measured GPU, not when the GPU does.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -299,4 +301,51 @@ TEST_CASE("fused attention on the published rows' shapes is priced within 8% of 
     ++cases;
   }
   CHECK(cases == 7);
+}
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+}  // namespace
+
+TEST_CASE("the presets' norm loss and optimizer rates are the medians of the H200 kernel measurements", "[calib][h200]") {
+  // torch_nongemm_bench.json: CUPTI kernel time of each kernel on the tensors one GPU handles per
+  // micro-batch in the published H100 rows; a rate is the least bytes / that time, as a
+  // fraction of dgx-h200's streaming rate (hbm_bytes_per_s x hbm_efficiency). The presets carry
+  // the median over the rows (dgx-h100 the same fractions: no H100 measurement).
+  const nlohmann::json measured = read("torch_nongemm_bench.json");
+  const GpuSpec h200 = resolve_cluster("dgx-h200").gpu;
+  const double streaming = h200.hbm_bytes_per_s * h200.hbm_efficiency;
+  REQUIRE(measured.at("hbm_bytes_per_s").get<double>() == Approx(h200.hbm_bytes_per_s));
+  std::map<std::string, std::vector<double>> rates;
+  for (const auto& r : measured.at("rows")) {
+    if (r.contains("error")) continue;
+    const std::string kernel = r.at("kernel"), variant = r.at("variant");
+    if (kernel == "adamw_step") {
+      rates["optimizer"].push_back(r.at("fwd_bytes").get<double>() / (r.at("fwd_ms").get<double>() * 1e-3) / streaming);
+      continue;
+    }
+    const bool norm = (kernel == "layer_norm" || kernel == "rms_norm") && variant == "fused";
+    if (!norm && kernel != "cross_entropy" && kernel != "residual_add") continue;
+    const std::string cls = norm ? "norm" : kernel == "cross_entropy" ? "loss" : "residual";
+    rates[cls + "_fwd"].push_back(r.at("fwd_bytes").get<double>() / (r.at("fwd_kernel_ms").get<double>() * 1e-3) / streaming);
+    rates[cls + "_bwd"].push_back(r.at("bwd_bytes").get<double>() / (r.at("bwd_kernel_ms").get<double>() * 1e-3) / streaming);
+  }
+  REQUIRE(rates["norm_fwd"].size() == 7);
+  REQUIRE(rates["loss_bwd"].size() == 7);
+  REQUIRE(rates["optimizer"].size() == 3);
+  // A plain elementwise kernel streams: the residual add moves its bytes at 0.9-1.05 of the rate.
+  for (double r : rates["residual_fwd"]) CHECK((r > 0.9 && r < 1.05));
+  for (const char* preset : {"dgx-h200", "dgx-h100"}) {
+    CAPTURE(preset);
+    const GpuSpec gpu = resolve_cluster(preset).gpu;
+    CHECK(gpu.norm_fwd_rate == Approx(median(rates["norm_fwd"])).margin(0.001));
+    CHECK(gpu.norm_bwd_rate == Approx(median(rates["norm_bwd"])).margin(0.001));
+    CHECK(gpu.loss_fwd_rate == Approx(median(rates["loss_fwd"])).margin(0.001));
+    CHECK(gpu.loss_bwd_rate == Approx(median(rates["loss_bwd"])).margin(0.001));
+    CHECK(gpu.optimizer_rate == Approx(median(rates["optimizer"])).margin(0.001));
+  }
 }

@@ -305,6 +305,9 @@ TEST_CASE("each kind of bad cluster input names its field and why", "[costmodel]
        "must be a number (got string)"},
       {"calibration file that is not a string", "/calibration_file", 3, "calibration_file",
        "must be a string (got number)"},
+      {"a measured kernel rate of zero", "/gpu/norm_fwd_rate", 0, "gpu.norm_fwd_rate", "must be >= 0.001 (got 0)"},
+      {"a measured kernel rate above twice streaming", "/gpu/optimizer_rate", 3, "gpu.optimizer_rate",
+       "must be <= 2 (got 3)"},
       {"attention reference tiles without tail waves", "/gpu/attention_reference_tiles", 2048,
        "gpu.attention_tail_waves", "attention_reference_tiles and attention_tail_waves go together"},
   };

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <utility>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
@@ -179,6 +180,14 @@ constexpr OptionalTable kOptionalTables[] = {
     {"attention_efficiency_bwd_causal", &GpuSpec::attention_efficiency_bwd_causal, "seq"},
 };
 
+// The optional memory-bound kernel rates (GpuSpec::norm_fwd_rate ...), fractions of the
+// streaming rate.
+constexpr std::pair<const char*, double GpuSpec::*> kMemoryRates[] = {
+    {"norm_fwd_rate", &GpuSpec::norm_fwd_rate}, {"norm_bwd_rate", &GpuSpec::norm_bwd_rate},
+    {"loss_fwd_rate", &GpuSpec::loss_fwd_rate}, {"loss_bwd_rate", &GpuSpec::loss_bwd_rate},
+    {"optimizer_rate", &GpuSpec::optimizer_rate},
+};
+
 GpuSpec read_gpu(const Reader& r, const json& j) {
   const std::string p = "gpu";
   r.object(j, p,
@@ -187,7 +196,8 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
             "conv_efficiency"},
            {"peak_flops_fp8", "matmul_efficiency_fp8", "matmul_efficiency_fp32", "conv_efficiency_fp32",
             "attention_efficiency_fwd", "attention_efficiency_bwd", "attention_efficiency_bwd_causal",
-            "attention_reference_tiles", "attention_tail_waves", "sm_count"});
+            "attention_reference_tiles", "attention_tail_waves", "sm_count", "norm_fwd_rate", "norm_bwd_rate",
+            "loss_fwd_rate", "loss_bwd_rate", "optimizer_rate"});
   GpuSpec g;
   g.name = r.text(j, p, "name");
   if (g.name.empty()) r.fail("gpu.name", "must not be empty");
@@ -229,6 +239,9 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
     g.attention_reference_tiles = r.number_in(j, p, "attention_reference_tiles", 1, 1e9);
     g.attention_tail_waves = r.number_in(j, p, "attention_tail_waves", 0, 100);
     if (g.sm_count <= 0) r.fail("gpu.sm_count", "attention_reference_tiles needs sm_count (tiles per SM)");
+  }
+  for (const auto& [key, field] : kMemoryRates) {
+    if (j.contains(key)) g.*field = r.number_in(j, p, key, 1e-3, 2);
   }
   return g;
 }
@@ -411,6 +424,9 @@ json cluster_to_json(const ClusterSpec& c) {
   for (const OptionalTable& t : kOptionalTables) {
     const std::vector<EfficiencyPoint>& table = g.*t.table;
     if (!table.empty()) j["gpu"][t.key] = table_json(c, std::string("gpu.") + t.key, table, t.axis);
+  }
+  for (const auto& [key, field] : kMemoryRates) {
+    if (g.*field > 0) j["gpu"][key] = cited(c, std::string("gpu.") + key, g.*field);
   }
   if (g.attention_reference_tiles > 0) {
     j["gpu"]["attention_reference_tiles"] = cited(c, "gpu.attention_reference_tiles", g.attention_reference_tiles);

@@ -45,6 +45,16 @@ double attention_occupancy(const GpuSpec& gpu, const Shape& q, double share) {
   return (w / (w + c)) / (w_ref / (w_ref + c));
 }
 
+double memory_rate(const GpuSpec& gpu, OpKind kind, bool backward) {
+  double rate = 0;
+  switch (op_kind_info(kind).memory_kernel) {
+    case MemoryKernel::norm: rate = backward ? gpu.norm_bwd_rate : gpu.norm_fwd_rate; break;
+    case MemoryKernel::loss: rate = backward ? gpu.loss_bwd_rate : gpu.loss_fwd_rate; break;
+    case MemoryKernel::streaming: break;
+  }
+  return rate > 0 ? rate : 1;
+}
+
 namespace {
 // Whether `op` is the first FP8 GEMM to read tensor t: Transformer Engine casts an input once
 // (QKV is one GEMM reading one FP8 copy, here three matmuls of the same tensor).
@@ -75,8 +85,12 @@ OpTimes op_kernel_times(const GpuSpec& gpu, const Graph& g, const Op& op, double
     if (!bwd.empty()) eff_bwd = std::min(1.0, interpolate_efficiency(bwd, seq_k) * occupancy);
   }
   OpTimes t;
-  t.fwd_s = kernel_time_s(gpu, op.kind, dt, op.work.fwd_flops * share, op.work.fwd_bytes * share, 1, eff_fwd);
-  t.bwd_s = kernel_time_s(gpu, op.kind, dt, op.work.bwd_flops * share, op.work.bwd_bytes * share, 2, eff_bwd);
+  // A kind whose kernels move bytes below the streaming rate is priced as moving proportionally
+  // more bytes at it (the same time).
+  const double fwd_bytes = op.work.fwd_bytes * share / memory_rate(gpu, op.kind, false);
+  const double bwd_bytes = op.work.bwd_bytes * share / memory_rate(gpu, op.kind, true);
+  t.fwd_s = kernel_time_s(gpu, op.kind, dt, op.work.fwd_flops * share, fwd_bytes, 1, eff_fwd);
+  t.bwd_s = kernel_time_s(gpu, op.kind, dt, op.work.bwd_flops * share, bwd_bytes, 2, eff_bwd);
   if (fp8) {
     const double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
     const Tensor& a = g.tensors[op.inputs[0]];
@@ -113,7 +127,7 @@ double optimizer_step_bytes(double local_params, DType dtype) {
 double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype) {
   if (local_params <= 0) return 0;
   const double bytes = optimizer_step_bytes(local_params, dtype);
-  double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency;
+  double hbm = gpu.hbm_bytes_per_s * gpu.hbm_efficiency * (gpu.optimizer_rate > 0 ? gpu.optimizer_rate : 1);
   return (hbm > 0 ? bytes / hbm : 0) + gpu.launch_overhead_s;
 }
 

@@ -6,6 +6,8 @@
 // It replays the IterationPlan that costmodel::evaluate records (as the simulator's lowering
 // does), so every step is one the model charged, and a rank's predicted steps add up to the
 // CostReport's numbers; tests pin that. Each stage's units run in its pipeline schedule's order.
+// The runner's memory-bound steps are copies, so norms, the loss and the optimizer step are
+// priced at the streaming rate here (not at the GPU's measured rates for the real kernels).
 #pragma once
 #include "autoddl/calib/validation_format.hpp"
 #include "autoddl/costmodel/cluster.hpp"

@@ -63,7 +63,8 @@ void cross_entropy_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& o
 // The kind's row of the op table (op_registry.hpp).
 OpKindInfo cross_entropy_kind() {
   return {.kind = OpKind::cross_entropy, .name = "cross_entropy", .min_inputs = 2, .max_inputs = 2, .infer_shapes = cross_entropy_shapes,
-          .work = cross_entropy_work, .sbp_rules = cross_entropy_sbp, .saved = cross_entropy_saved};
+          .work = cross_entropy_work, .sbp_rules = cross_entropy_sbp, .saved = cross_entropy_saved,
+          .memory_kernel = MemoryKernel::loss};
 }
 
 }  // namespace autoddl::costmodel::ops

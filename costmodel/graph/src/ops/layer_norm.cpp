@@ -70,7 +70,8 @@ void layer_norm_sbp(const Graph& g, const Op& op, std::vector<Signature1D>& out)
 // The kind's row of the op table (op_registry.hpp).
 OpKindInfo layer_norm_kind() {
   return {.kind = OpKind::layer_norm, .name = "layer_norm", .min_inputs = 2, .max_inputs = 3, .infer_shapes = layer_norm_shapes,
-          .work = layer_norm_work, .sbp_rules = layer_norm_sbp, .saved = layer_norm_saved};
+          .work = layer_norm_work, .sbp_rules = layer_norm_sbp, .saved = layer_norm_saved,
+          .memory_kernel = MemoryKernel::norm};
 }
 
 }  // namespace autoddl::costmodel::ops

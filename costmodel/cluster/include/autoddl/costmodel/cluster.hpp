@@ -63,6 +63,15 @@ struct GpuSpec {
   // w/(w+c) ÷ w_ref/(w_ref+c) of them, w = T/sm_count, c = attention_tail_waves (0: no scaling).
   double attention_reference_tiles = 0;
   double attention_tail_waves = 0;
+  // Memory-bound kernels that move their bytes slower than a plain elementwise kernel does (the
+  // streaming rate, hbm_bytes_per_s x hbm_efficiency): their measured rate as a fraction of it
+  // (optional; 0 = the streaming rate). Norms (LayerNorm, RMSNorm) forward and backward (whose
+  // second kernel reduces dgamma and dbeta), the softmax cross-entropy over the vocabulary, and
+  // the fused Adam step. Fractions of the streaming rate, not of the datasheet's, so that a
+  // calibrated HBM rate (calibration_attach) keeps them meaning the same thing.
+  double norm_fwd_rate = 0, norm_bwd_rate = 0;
+  double loss_fwd_rate = 0, loss_bwd_rate = 0;
+  double optimizer_rate = 0;
 
   double peak_flops(DType t) const;  // fp32 for int types too
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;

@@ -23,6 +23,12 @@ double kernel_time_s(const GpuSpec& gpu, OpKind kind, DType dtype, double flops,
 // InputError("--set", "dtype", ...) when the GPU has no FP8 tensor cores. A fused attention
 // op runs at the GPU's attention_efficiency_fwd/bwd share of peak at its key length (16-bit:
 // Transformer Engine keeps attention out of FP8 by default), or at peak without those tables.
+// The fraction of the streaming rate (GpuSpec::hbm_bytes_per_s x hbm_efficiency) at which the
+// memory-bound kernels of `kind` move bytes, forward or backward: the GPU's measured norm or loss
+// rate for the kinds that name one (OpKindInfo::memory_kernel), else 1. op_kernel_times divides
+// the op's bytes by it.
+double memory_rate(const GpuSpec& gpu, OpKind kind, bool backward);
+
 struct OpTimes {
   double fwd_s = 0, bwd_s = 0;
 };
@@ -39,7 +45,7 @@ double attention_occupancy(const GpuSpec& gpu, const Shape& q, double share);
 double gemm_chunking_extra_s(const GpuSpec& gpu, const Graph& g, const Op& op, double share, int chunks);
 
 // Adam step over `local_params` parameters (memory-bound: reads and writes the weights,
-// gradients, master weights and both moments).
+// gradients, master weights and both moments), at the GPU's optimizer_rate of the streaming rate.
 double optimizer_step_s(const GpuSpec& gpu, double local_params, DType dtype);
 // The bytes that step reads and writes: weight + gradient + state read, weight + state written.
 double optimizer_step_bytes(double local_params, DType dtype);

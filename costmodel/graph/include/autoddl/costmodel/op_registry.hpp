@@ -29,6 +29,14 @@ enum class TpWeight : uint8_t {
   vocab_rows,  // a lookup table split by rows (vocab-parallel)
 };
 
+// Which measured rate prices a kind's memory-bound kernels (GpuSpec::norm_fwd_rate ...): most
+// move their bytes at the streaming rate of a plain elementwise kernel; norms and the loss do not.
+enum class MemoryKernel : uint8_t {
+  streaming,  // elementwise, copies, reductions along the fast axis
+  norm,       // LayerNorm / RMSNorm: a row reduction, and in backward a second kernel for dgamma
+  loss,       // softmax cross-entropy over the vocabulary: several passes over fp32 logits
+};
+
 // One GEMM: batch independent products of (m, k) · (k, n).
 struct GemmDims {
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -57,6 +65,8 @@ struct OpKindInfo {
   TpWeight tp_weight = TpWeight::none;
   // The forward GEMM on the (local) shapes of inputs 0 and 1; nullptr = not one GEMM.
   GemmDims (*gemm_dims)(const Shape& a, const Shape& b, const OpAttrs& attrs) = nullptr;
+  // The measured rate its non-GEMM kernels move bytes at (above).
+  MemoryKernel memory_kernel = MemoryKernel::streaming;
 };
 
 // Every kind, built-in then registered; op_kinds()[i].kind == OpKind(i).
