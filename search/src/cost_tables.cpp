@@ -73,11 +73,7 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
   recompute_op_.resize(n_ops);
   for (int i = 0; i < n_ops; ++i) recompute_op_[i] = recomputed(graph, graph.ops[i], opt_.recompute) ? 1 : 0;
   weight_gemm_op_.resize(n_ops);
-  for (int i = 0; i < n_ops; ++i) {
-    const Op& op = graph.ops[i];
-    weight_gemm_op_[i] = op_kind_info(op.kind).gemm && op.inputs.size() >= 2 &&
-                         graph.tensors[op.inputs[1]].role == TensorRole::parameter;
-  }
+  for (int i = 0; i < n_ops; ++i) weight_gemm_op_[i] = multiplies_weight(graph, graph.ops[i]) ? 1 : 0;
   first_reader_.assign(n_t, -1);
   for (int i = 0; i < n_ops; ++i) {
     for (int t : graph.ops[i].inputs) {

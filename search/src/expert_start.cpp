@@ -30,13 +30,7 @@ ExpertStart descend_from_expert(const Graph& g, const ClusterSpec& c, const Grid
   }
   auto as_scheme = [&](const std::vector<int>& ch) {
     Scheme s = to_scheme(t, ch, label);
-    s.scatter_gather_sends = e.scatter_gather_sends;
-    s.schedule = e.schedule;
-    s.bucket_bytes = e.bucket_bytes;
-    s.overlap_tp_comm = e.overlap_tp_comm;
-    s.overlap_p2p_comm = e.overlap_p2p_comm;
-    s.overlap_param_gather = e.overlap_param_gather && s.shard_optimizer;
-    s.grad_reduce_16bit = e.grad_reduce_16bit;
+    keep_framework_options(e, s);
     return s;
   };
   run.mapped = as_scheme(choice);

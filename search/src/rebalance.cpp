@@ -29,9 +29,7 @@ bool rebalance_stages(const Graph& g, const ClusterSpec& c, const TableOptions& 
   cd.time_limit_s = time_limit_s;
   coordinate_descent(a, make_coordinates(t, false), cd);
   Scheme s = to_scheme(t, a.choice(), scheme.name);
-  s.overlap_tp_comm = scheme.overlap_tp_comm;
-  s.overlap_param_gather = scheme.overlap_param_gather && s.shard_optimizer;
-  s.grad_reduce_16bit = scheme.grad_reduce_16bit;
+  keep_framework_options(scheme, s);
   const CostReport r = evaluate(g, c, s);
   if (!ranks_above(r, report)) return false;
   scheme = std::move(s);

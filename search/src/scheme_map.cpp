@@ -42,6 +42,16 @@ Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std:
   return s;
 }
 
+void keep_framework_options(const Scheme& from, Scheme& to) {
+  to.scatter_gather_sends = from.scatter_gather_sends;
+  to.schedule = from.schedule;
+  to.bucket_bytes = from.bucket_bytes;
+  to.overlap_tp_comm = from.overlap_tp_comm;
+  to.overlap_p2p_comm = from.overlap_p2p_comm;
+  to.overlap_param_gather = from.overlap_param_gather && to.shard_optimizer;
+  to.grad_reduce_16bit = from.grad_reduce_16bit;
+}
+
 TableOptions table_options_of(const Scheme& e, int n_ops) {
   TableOptions o;
   o.mesh_shape = e.mesh_shape;

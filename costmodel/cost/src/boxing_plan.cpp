@@ -62,8 +62,7 @@ Charges charges(const Graph& graph, const Scheme& scheme, const std::vector<int>
 bool regathered_for_weight_gradient(const Graph& graph, const Scheme& scheme, const EvalFrame& f, int i, int k,
                                     const NdSbp& produced) {
   const Op& op = graph.ops[i];
-  if (k != 0 || !op_kind_info(op.kind).gemm || op.inputs.size() < 2) return false;
-  if (graph.tensors[op.inputs[1]].role != TensorRole::parameter) return false;
+  if (k != 0 || !multiplies_weight(graph, op)) return false;
   const double bytes = f.bytes_mb[op.inputs[0]];
   return local_bytes(scheme.op_sigs[i].in[k], f.sbp_shape.data(), bytes) > local_bytes(produced, f.sbp_shape.data(), bytes);
 }
@@ -77,8 +76,7 @@ double data_gradient_gemms_s(const Graph& graph, const Scheme& scheme, const std
   double s = 0;
   for (int c : graph.consumers[t]) {
     const Op& reader = graph.ops[c];
-    if (!op_kind_info(reader.kind).gemm || reader.inputs.size() < 2 || reader.inputs[0] != t) continue;
-    if (graph.tensors[reader.inputs[1]].role != TensorRole::parameter || !(scheme.op_sigs[c].in[0] == layout)) continue;
+    if (!multiplies_weight(graph, reader) || reader.inputs[0] != t || !(scheme.op_sigs[c].in[0] == layout)) continue;
     s += (compute[c].bwd_s - compute[c].recompute_s) / 2;
   }
   return s;

@@ -41,8 +41,7 @@ namespace {
 // data GEMM.
 void tp_chunk_extra(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
                     const std::vector<int>& sbp_shape, int micro_batches, TeGemm role, OpCompute& c) {
-  if (!op_kind_info(op.kind).gemm || sig.n_in < 2 || op.inputs.size() < 2) return;
-  if (graph.tensors[op.inputs[1]].role != TensorRole::parameter) return;
+  if (sig.n_in < 2 || !multiplies_weight(graph, op)) return;
   int chunks = 1;
   bool row_parallel = false;
   for (int d = 0; d < sig.in[1].ndims && d < static_cast<int>(sbp_shape.size()); ++d) {

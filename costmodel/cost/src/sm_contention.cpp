@@ -26,8 +26,7 @@ std::vector<TeGemm> te_gemm_roles(const Graph& graph, const Scheme& scheme) {
       after_row = false;
     }
     const OpSignature& sig = scheme.op_sigs[i];
-    if (!op_kind_info(op.kind).gemm || sig.n_in < 2 || op.inputs.size() < 2) continue;
-    if (graph.tensors[op.inputs[1]].role != TensorRole::parameter) continue;
+    if (sig.n_in < 2 || !multiplies_weight(graph, op)) continue;
     bool split = false, row_parallel = false;
     for (int d = 0; d < sig.in[1].ndims && d < static_cast<int>(sbp_shape.size()); ++d) {
       if (!sig.in[1].dims[d].is_split() || sbp_shape[d] <= 1) continue;

@@ -273,10 +273,11 @@ double Graph::forward_flops() const {
   return f;
 }
 
-bool runs_fp8_gemm(const Graph& g, const Op& op) {
-  return g.fp8_gemms && op_kind_info(op.kind).gemm && !op.block.empty() && op.inputs.size() >= 2 &&
-         g.tensors[op.inputs[1]].role == TensorRole::parameter;
+bool multiplies_weight(const Graph& g, const Op& op) {
+  return op_kind_info(op.kind).gemm && op.inputs.size() >= 2 && g.tensors[op.inputs[1]].role == TensorRole::parameter;
 }
+
+bool runs_fp8_gemm(const Graph& g, const Op& op) { return g.fp8_gemms && !op.block.empty() && multiplies_weight(g, op); }
 
 double Graph::model_forward_flops(FlopsConvention convention) const {
   double f = 0;

@@ -13,6 +13,12 @@ namespace autoddl::search {
 
 costmodel::Scheme to_scheme(const CostTables& t, const std::vector<int>& choice, const std::string& name);
 
+// The framework options a search keeps from the scheme it started from, which the tables do not
+// choose: the pipeline schedule, scatter-gather sends, the gradient bucket size, tp / p2p
+// overlap and the gradient reduce width; the parameter all-gather overlaps only where `to`
+// still shards the optimizer.
+void keep_framework_options(const costmodel::Scheme& from, costmodel::Scheme& to);
+
 // Table options for exactly a scheme's configuration: its mesh, pipeline dim, stages per op
 // (op_chunk % stages), chunks when interleaved, micro-batches, recompute, optimizer sharding and
 // p2p overlap (what cd-expert builds its tables from).

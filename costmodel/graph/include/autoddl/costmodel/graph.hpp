@@ -110,6 +110,11 @@ struct Graph {
   int find_op(const std::string& name) const;      // -1 if absent
 };
 
+// Whether `op` is a GEMM that multiplies an activation (input 0) by a weight (input 1, a
+// parameter): a Linear layer's GEMM, whose backward computes a weight gradient from the
+// activation. Not the attention core's products of two activations.
+bool multiplies_weight(const Graph& g, const Op& op);
+
 // Whether `op` runs as an FP8 GEMM: with fp8_gemms, exactly the GEMMs Transformer Engine runs in
 // FP8 under Megatron-LM's --fp8-format: the Linear modules of the transformer layers (an op in a
 // block that multiplies an activation by a weight: QKV, projection, FC1, FC2). Not the output
