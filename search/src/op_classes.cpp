@@ -45,7 +45,7 @@ std::string class_key(const Graph& g, const Op& op, const std::vector<Shape>& sh
   }
   key += "->";
   for (int t : op.outputs) {
-    key += std::to_string(static_cast<int>(g.tensors[t].dtype));
+    key += std::to_string(static_cast<int>(g.tensors[t].dtype)) + (g.tensors[t].batched ? "b" : "f");
     append_shape(key, shape_mb[t]);
   }
   return key;
@@ -75,11 +75,6 @@ void CostTables::build_classes() {
     ti->table = &cache_->get(shape_mb_[t], bytes_mb_[t]);
     const auto& states = ti->table->states();
     for (const NdSbp& s : states) {
-      NdSbp og = s;
-      for (int d = 0; d < og.ndims; ++d) {
-        if (!og.dims[d].is_split()) og.dims[d] = Sbp::broadcast();
-      }
-      ti->grad_of.push_back(static_cast<int16_t>(ti->table->index_of(og)));
       ti->local_bytes.push_back(local_bytes(s, sbp_shape_.data(), bytes_mb_[t]));
     }
     infos_.push_back(std::move(ti));
@@ -148,7 +143,8 @@ void CostTables::build_classes() {
         int16_t os = -1, ogs = -1;
         if (o < n_out) {
           os = static_cast<int16_t>(c.out_info[o]->table->index_of(sig.out[o]));
-          ogs = c.out_info[o]->grad_of[os];
+          ogs = static_cast<int16_t>(c.out_info[o]->table->index_of(sig.out_grad[o]));
+          AUTODDL_CHECK(os >= 0 && ogs >= 0) << "op " << op.name << ": output state missing";
         }
         c.out_state.push_back(os);
         c.out_grad_state.push_back(ogs);

@@ -103,7 +103,18 @@ TEST_CASE("an IterationPlan's items add up to the CostReport of the same scheme"
         sync_s += st.time_s;
       }
     }
-    CHECK(sync_s == Approx(r.grad_sync_s).epsilon(1e-9).margin(1e-15));
+    // The report's sync time is the longest stage's: the first stage also syncs the position
+    // table, so it need not be the slow stage's.
+    double longest_sync_s = 0;
+    for (const auto& stage_buckets : p.buckets) {
+      double stage_s = 0;
+      for (const PlannedBucket& b : stage_buckets) {
+        for (const BoxingStep& st : b.steps) stage_s += st.time_s;
+      }
+      longest_sync_s = std::max(longest_sync_s, stage_s);
+    }
+    CHECK(sync_s <= longest_sync_s);
+    CHECK(longest_sync_s == Approx(r.grad_sync_s).epsilon(1e-9).margin(1e-15));
     // ZeRO-1's all-gathers of the updated shards run after the optimizer step.
     for (const PlannedBucket& b : p.param_gathers[static_cast<size_t>(slow)]) {
       for (const BoxingStep& st : b.steps) total.add(st.kind, st.time_s, st.wire_bytes);

@@ -71,27 +71,37 @@ TEST_CASE("the scheme's DDP buckets as a strategy reproduce the cost model's gra
 TEST_CASE("with sparse tables the DDP strategy matches bucket by bucket where both all-reduce densely",
           "[sync][scheme]") {
   // BERT: the evaluator all-gathers a sparse table's touched rows (Horovod's IndexedSlices)
-  // where the mesh all-reduces it densely, and the position table's gradient is all-reduced in
-  // the backward's boxing (its lookup output), so the scheme has no bucket for it and the
-  // strategy syncs it in one more group. Every other bucket is its group to floating-point order.
+  // where the mesh all-reduces it densely (the word and token-type tables), and a gradient too
+  // small to reduce-scatter is all-reduced dim by dim on the mesh. Every other bucket, the
+  // position table's included (synced with the gradients, not in the backward's boxing), is its
+  // group to floating-point order.
   for (const char* scheme : {"dp", "megatron:tp=2,pp=1,dp=8"}) {
     INFO("bert on autosync-b, " << scheme);
     Setup x = setup("bert", "autosync-b", scheme);
     SchemeSyncCost cost = cost_with_strategy(x.r, x.dp, x.dp.ddp);
     const auto& buckets = x.plan.buckets.front();
-    CHECK(cost.strategy.groups.size() == buckets.size() + 1);
-    int matched = 0;
+    CHECK(cost.strategy.groups.size() == buckets.size());
+    int matched = 0, sparse = 0, per_dim = 0;
     for (const GroupTerms& gt : cost.strategy.groups) {
-      if (gt.group >= static_cast<int>(buckets.size()) || gt.sparse_gather_bytes > 0) continue;
+      REQUIRE(gt.group < static_cast<int>(buckets.size()));
+      if (gt.sparse_gather_bytes > 0) {
+        ++sparse;
+        continue;
+      }
       const PlannedBucket& b = buckets[static_cast<size_t>(gt.group)];
       const bool mesh_like = b.steps.size() == 1 || b.steps[0].kind == CollectiveKind::reduce_scatter;
-      if (!mesh_like) continue;
+      if (!mesh_like) {
+        ++per_dim;
+        continue;
+      }
       double t = 0;
       for (const BoxingStep& st : b.steps) t += st.time_s;
       CHECK(gt.time_s == Approx(t).epsilon(1e-9));
       ++matched;
     }
-    CHECK(matched >= static_cast<int>(buckets.size()) - 2);
+    CHECK(sparse == 2);
+    CHECK(per_dim <= 1);
+    CHECK(matched + sparse + per_dim == static_cast<int>(buckets.size()));
   }
 }
 

@@ -37,7 +37,17 @@ std::vector<Signature1D> signatures_1d(const Graph& graph, const Op& op) {
   return out;
 }
 
-void derive_backward(OpSignature& sig, const int* mesh_shape) {
+uint8_t batch_free_outputs(const Graph& graph, const Op& op) {
+  uint8_t mask = 0;
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    if (!graph.tensors[op.outputs[o]].batched) mask = static_cast<uint8_t>(mask | (1u << o));
+  }
+  return mask;
+}
+
+void derive_backward(OpSignature& sig, const int* mesh_shape, uint8_t batch_free_outputs) {
+  const uint8_t all_outputs = static_cast<uint8_t>((1u << sig.n_out) - 1);
+  const bool outputs_batch_free = sig.n_out > 0 && (batch_free_outputs & all_outputs) == all_outputs;
   const int nd = sig.n_in > 0 ? sig.in[0].ndims : sig.out[0].ndims;
   sig.compute_split = 1;
   for (int i = 0; i < sig.n_in; ++i) sig.in_grad[i].ndims = static_cast<uint8_t>(nd);
@@ -53,15 +63,17 @@ void derive_backward(OpSignature& sig, const int* mesh_shape) {
       distributed |= !sig.out[o].dims[d].is_broadcast();
     }
     if (any_split) sig.compute_split *= mesh_shape[d];
+    // Replicated here with batch-free outputs: the gradient stays a partial sum (see header).
+    const bool pass_partial = !distributed && outputs_batch_free && mesh_shape[d] > 1;
     for (int i = 0; i < sig.n_in; ++i) {
       Sbp s = sig.in[i].dims[d];
       Sbp g = s.is_split() ? s : s.is_partial() ? Sbp::broadcast()
-                                                : (distributed ? Sbp::partial() : Sbp::broadcast());
+                                                : (distributed || pass_partial ? Sbp::partial() : Sbp::broadcast());
       sig.in_grad[i].dims[d] = g;
     }
     for (int o = 0; o < sig.n_out; ++o) {
       Sbp s = sig.out[o].dims[d];
-      sig.out_grad[o].dims[d] = s.is_split() ? s : Sbp::broadcast();
+      sig.out_grad[o].dims[d] = s.is_split() ? s : pass_partial ? Sbp::partial() : Sbp::broadcast();
     }
   }
 }
@@ -75,6 +87,7 @@ std::vector<OpSignature> nd_signatures(const Graph& graph, const Op& op, const i
   std::vector<OpSignature> out;
   std::array<int, kMaxMeshDims> pick{};
   const int count = static_cast<int>(one.size());
+  const uint8_t free_outputs = batch_free_outputs(graph, op);
   int total = 1;
   for (int d = 0; d < ndims; ++d) total *= count;
   for (int k = 0; k < total; ++k) {
@@ -96,7 +109,7 @@ std::vector<OpSignature> nd_signatures(const Graph& graph, const Op& op, const i
     for (int i = 0; i < n_in && ok; ++i) ok = divides(sig.in[i], mesh_shape, in_shapes[i]);
     for (int o = 0; o < n_out && ok; ++o) ok = divides(sig.out[o], mesh_shape, out_shapes[o]);
     if (!ok) continue;
-    derive_backward(sig, mesh_shape);
+    derive_backward(sig, mesh_shape, free_outputs);
     out.push_back(sig);
   }
   return out;

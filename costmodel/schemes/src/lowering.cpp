@@ -268,7 +268,7 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
                              graph.tensors[op.outputs[o]].name);
       }
     }
-    derive_backward(sig, sbp_shape.data());
+    derive_backward(sig, sbp_shape.data(), batch_free_outputs(graph, op));
     sigs.push_back(sig);
   }
   return sigs;

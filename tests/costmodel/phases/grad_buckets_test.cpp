@@ -122,3 +122,48 @@ TEST_CASE("evaluate's gradient sync is the bucket phase's, per op and exposed", 
     CHECK((gathers > 0) == sharded);
   }
 }
+
+TEST_CASE("every parameter's gradient is synced in a bucket: the position tables' too", "[costmodel][phases]") {
+  // GPT's and BERT's position lookups read batch-free positions, so their output is replicated on
+  // a data-parallel dim while its reader sums the gradient over the batch shards. Megatron-LM
+  // accumulates that partial sum into the table's gradient and reduces it with the others, once
+  // per iteration; it is not all-reduced as an activation gradient per micro-batch.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  for (const char* model : {"gpt", "bert"}) {
+    const Graph g = build_zoo_model(model, {{"layers", "2"}, {"hidden", "256"}, {"heads", "8"}, {"seq", "128"},
+                                            {"vocab", "1024"}, {"batch", "32"}});
+    for (const char* spec : {"dp", "megatron:tp=2,pp=1,dp=8,mb=2", "megatron:tp=2,pp=2,dp=4,mb=2"}) {
+      INFO(model << " " << spec);
+      const Scheme s = make_scheme(spec, g, c, {});
+      IterationPlan plan;
+      evaluate(g, c, s, &plan);
+      // Once on each stage that reads it (a tied table's two copies, on the first and last).
+      std::vector<int> synced(g.tensors.size(), 0), stages_reading(g.tensors.size(), 0);
+      for (const auto& stage : plan.buckets) {
+        for (const PlannedBucket& b : stage) {
+          for (const PlannedGradient& gr : b.grads) ++synced[static_cast<size_t>(gr.tensor)];
+        }
+      }
+      for (int st = 0; st < plan.stages; ++st) {
+        std::vector<char> reads(g.tensors.size(), 0);
+        for (size_t i = 0; i < g.ops.size(); ++i) {
+          if (plan.ops[i].stage != st) continue;
+          for (int t : g.ops[i].inputs) reads[static_cast<size_t>(t)] = 1;
+        }
+        for (size_t t = 0; t < g.tensors.size(); ++t) stages_reading[t] += reads[t];
+      }
+      for (size_t t = 0; t < g.tensors.size(); ++t) {
+        if (g.tensors[t].role != TensorRole::parameter) continue;
+        INFO(g.tensors[t].name);
+        CHECK(synced[t] >= 1);
+        CHECK(synced[t] == stages_reading[t]);
+      }
+      const int lookup = g.find_op("embeddings.position_lookup");
+      REQUIRE(lookup >= 0);
+      const int sum = g.consumers[g.ops[static_cast<size_t>(lookup)].outputs[0]].front();
+      for (const PlannedInput& in : plan.ops[static_cast<size_t>(sum)].inputs) {
+        if (in.producer == lookup) CHECK(in.bwd.empty());
+      }
+    }
+  }
+}

@@ -43,11 +43,10 @@ struct TableOptions {
   double memory_penalty_s_per_byte = 1e-6;  // 1 ms per exceeding kB: memory dominates time
 };
 
-// Per tensor shape: its boxing table, and per state the gradient state a producer needs
-// (S→S, B→B, P→B) and one device's bytes.
+// Per tensor shape: its boxing table and, per state, one device's bytes. (The gradient state a
+// producer needs is its signature's out_grad, derive_backward's rule.)
 struct TensorInfo {
   const costmodel::BoxingTable* table = nullptr;
-  std::vector<int16_t> grad_of;
   std::vector<double> local_bytes;
 };
 

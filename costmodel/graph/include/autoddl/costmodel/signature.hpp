@@ -3,6 +3,11 @@
 // divides. Backward follows forward: on each mesh dim an input's gradient is S(i) if the input
 // is S(i), B if the input is P, and for a B input P when the op is distributed on that dim (some
 // operand split or partial) else B; the op needs its output gradient as S→S, B→B, P→B.
+// One exception: an op replicated on a dim (every operand B) whose outputs are all batch-free
+// (GPT's and BERT's position lookups) takes its output gradient as P and passes P on. Its
+// consumer sums over the batch shards, and Megatron-LM accumulates that sum into the weight's
+// gradient, reduced once per iteration with the other gradients, not per micro-batch as an
+// activation gradient.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -43,7 +48,11 @@ std::vector<OpSignature> nd_signatures(const Graph& graph, const Op& op, const i
                                        int ndims, const std::vector<Shape>& in_shapes,
                                        const std::vector<Shape>& out_shapes);
 
-// Fills in_grad/out_grad/compute_split of a signature whose in/out are set.
-void derive_backward(OpSignature& sig, const int* mesh_shape);
+// Bit o set when output o of `op` is batch-free (Tensor::batched false); derive_backward's rule.
+uint8_t batch_free_outputs(const Graph& graph, const Op& op);
+
+// Fills in_grad/out_grad/compute_split of a signature whose in/out are set. `batch_free_outputs`
+// is batch_free_outputs(graph, op).
+void derive_backward(OpSignature& sig, const int* mesh_shape, uint8_t batch_free_outputs);
 
 }  // namespace autoddl::costmodel
