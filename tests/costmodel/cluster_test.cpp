@@ -82,15 +82,17 @@ struct TempFile {
 
 TEST_CASE("every preset loads, is named after its file and has its default node count",
           "[costmodel][cluster]") {
-  std::vector<std::string> expected = {"autosync-a", "autosync-b", "dgx-a100", "dgx-h100",
-                                       "dgx-h200",   "dgx1-v100",  "piz-daint"};
+  std::vector<std::string> expected = {"autosync-a", "autosync-b",  "dgx-a100",    "dgx-b200",
+                                       "dgx-h100",   "dgx-h200",    "dgx1-v100",   "gb200-nvl72",
+                                       "gb300-nvl72", "piz-daint"};
   REQUIRE(preset_names() == expected);
   struct Row {
     const char* name;
     int nodes, gpus_per_node;
   };
   for (Row r : {Row{"piz-daint", 8, 1}, Row{"dgx1-v100", 4, 8}, Row{"dgx-a100", 4, 8},
-                Row{"dgx-h100", 4, 8}, Row{"dgx-h200", 4, 8}, Row{"autosync-a", 11, 1},
+                Row{"dgx-h100", 4, 8}, Row{"dgx-h200", 4, 8}, Row{"dgx-b200", 4, 8},
+                Row{"gb200-nvl72", 1, 72}, Row{"gb300-nvl72", 1, 72}, Row{"autosync-a", 11, 1},
                 Row{"autosync-b", 4, 4}}) {
     CAPTURE(r.name);
     ClusterSpec c = resolve_cluster(r.name);
@@ -196,7 +198,8 @@ TEST_CASE("an unknown cluster name lists the presets and mentions JSON paths", "
   } catch (const autoddl::InputError& e) {
     CHECK(std::string(e.what()) ==
           "--cluster: unknown cluster 'dgx-b300' (presets: autosync-a, autosync-b, dgx-a100, "
-          "dgx-h100, dgx-h200, dgx1-v100, piz-daint; or a path to a cluster JSON)");
+          "dgx-b200, dgx-h100, dgx-h200, dgx1-v100, gb200-nvl72, gb300-nvl72, piz-daint; "
+          "or a path to a cluster JSON)");
   }
 }
 

@@ -220,3 +220,33 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO restrict the choice, which NCCL still makes by
   CHECK(nccl_choice(one_node("dgx-a100"), K::all_reduce, bytes, {NcclAlgo::nvls, std::nullopt}).time_s < 0);
   CHECK(nccl_choice(h100, K::all_gather, bytes, {NcclAlgo::tree, std::nullopt}).time_s < 0);
 }
+
+TEST_CASE("an NVL72 rack is one 72-GPU NVLink domain with NVLS on 32 heads and Blackwell constants", "[costmodel][nccl]") {
+  // gb200-nvl72: 18 NVLink5 links x SM100_NVLINK_BW 40.1 = 721.8 GB/s per GPU. NVLS heads are
+  // capped at NCCL_MAX_NVLS_ARITY = 32 (search.cc); 32 x s <= 721.8 x 72/71 = 732 gives s = 20
+  // (SM100 intra speeds ... 24, 20 ...), the inter speed is raised to 30 (the fastest below 40).
+  const NcclTuning t = nccl_tuning(resolve_cluster("gb200-nvl72"), {72, 72, 72});
+  CHECK(t.arch == 3);
+  CHECK(t.nodes == 1);
+  CHECK(t.nvls.channels == 32);
+  CHECK(t.nvls.bw_intra_GBps == Approx(20));
+  CHECK(t.nvls.bw_inter_GBps == Approx(30));
+  // Large all-reduce: NVLS. The tuner's busbw is min(20 x 0.74 (Blackwell's NVLS efficiency) x
+  // 31/32 x 2, 30) x 32 channels = 917.6 GB/s (algbw x 2·71/72); the kernel adds one round of
+  // fill (24 launched channels x 32 heads x 128 KiB), 1.2% at 8 GiB.
+  const double tuner_busbw = 20 * 0.74 * 31.0 / 32 * 2 * 32;
+  CHECK(t.bw_GBps[0][int(NcclAlgo::nvls)][int(NcclProto::simple)] * 2 * 71.0 / 72 == Approx(tuner_busbw).epsilon(1e-5));
+  CHECK(t.nvls_channels == 24);
+  const double big = 8.0 * (1 << 30);
+  const NcclEstimate e = nccl_time(t, K::all_reduce, big);
+  CHECK(e.algo == NcclAlgo::nvls);
+  const double fill_s = 24 * 32 * 128.0 * 1024 / (tuner_busbw * 72 / 142 * 1e9);
+  const double lat_s = t.lat_us[0][int(NcclAlgo::nvls)][int(NcclProto::simple)] * 1e-6;
+  CHECK(e.time_s == Approx(lat_s + big / (tuner_busbw * 72 / 142 * 1e9) + fill_s).epsilon(0.002));
+  // The same 72 ranks on DGX B200 nodes leave NVLink after 8 GPUs: the network caps the ring.
+  const NcclTuning b200 = nccl_tuning(resolve_cluster("dgx-b200", 9), {72, 9, 8});
+  const NcclEstimate eb = nccl_time(b200, K::all_reduce, big);
+  CHECK(busbw(b200, K::all_reduce, big, eb) < 0.5 * busbw(t, K::all_reduce, big, e));
+  // Grace is an Arm CPU: NCCL tells only AMD apart, so gb200-nvl72 across racks takes the Intel rows.
+  CHECK(resolve_cluster("gb200-nvl72").nccl->cpu_vendor == "arm");
+}

@@ -357,7 +357,9 @@ NcclSpec read_nccl(const Reader& r, const json& j) {
   }
   if (s.nvls && s.nvlink_bw_GBps <= 0) r.fail("nccl.nvls", "NVLink SHARP needs NVLink (nvlink_bw_GBps is 0)");
   s.cpu_vendor = r.text(j, p, "cpu_vendor");
-  r.one_of(s.cpu_vendor, {"intel", "amd"}, "nccl.cpu_vendor");
+  // NCCL tunes its multi-node LL rate and network overhead by CPU vendor, AMD or not (tuning.cc:
+  // index1 is 1 only for AMD or mixed), so Arm (Grace) takes the Intel rows.
+  r.one_of(s.cpu_vendor, {"intel", "amd", "arm"}, "nccl.cpu_vendor");
   return s;
 }
 

@@ -14,7 +14,7 @@
 //    then ncclTopoDupChannels: s >= 25 and not (sm > 80, s < 50, channels > 4) → channels ×2,
 //    s ÷2; then "pass 2" raises s while channels·s fits. Tree uses the ring's channels.
 //    nvls (Hopper+ with NVLink SHARP): channels = GPUs of the node (heads: min(GPUs, NICs)
-//    across nodes), intra speed the largest with channels·s <= B·g/(g−1), inter speed raised
+//    across nodes; at most NCCL_MAX_NVLS_ARITY = 32, device.h), intra speed the largest with channels·s <= B·g/(g−1), inter speed raised
 //    to the largest array speed below 2× intra (one node) or the NIC-limited speed (n > 1).
 //    The communicator then runs twice the ring graph's channels (src/graph/connect.cc,
 //    ncclTopoPostset: "Duplication should be complete now", nChannels × 2, at most MAXCHANNELS
@@ -203,7 +203,10 @@ NcclGraph ring_graph(int arch, double gpu_bw, bool net, double nics, double nic_
 // ncclTopoCompute for the NVLS pattern (header comment, item 1).
 NcclGraph nvls_graph(int arch, int gpus, double gpu_bw, bool net, double nics, double nic_bw) {
   NcclGraph g;
-  const int heads = net ? std::min(gpus, std::max(1, int(std::floor(nics + 1e-9)))) : gpus;
+  // At most NCCL_MAX_NVLS_ARITY (device.h: 32) heads: search.cc caps the NVLS graph's channels at
+  // min(32, GPUs), which only an NVLink domain larger than 32 GPUs (NVL72) reaches.
+  constexpr int kMaxNvlsArity = 32;
+  const int heads = std::min(kMaxNvlsArity, net ? std::min(gpus, std::max(1, int(std::floor(nics + 1e-9)))) : gpus);
   if (heads < 2 && !net) return g;
   const double budget = gpus > 1 ? gpu_bw * gpus / (gpus - 1.0) : gpu_bw;
   const Speeds sp = speeds(arch, net);

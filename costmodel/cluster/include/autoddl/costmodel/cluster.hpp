@@ -101,7 +101,7 @@ struct NcclSpec {
   std::string arch;                  // "volta", "ampere", "hopper", "blackwell": NCCL's constants row
   double nvlink_bw_GBps = 0;         // per GPU, NCCL's units (links x topo.h per-link GB/s); 0 = PCIe
   bool nvls = false;                 // NVLink SHARP (third-generation NVSwitch, Hopper or later)
-  std::string cpu_vendor = "intel";  // "intel" or "amd": network post overhead and LL caps
+  std::string cpu_vendor = "intel";  // "intel", "amd" or "arm" (as intel): network post overhead and LL caps
   friend bool operator==(const NcclSpec&, const NcclSpec&) = default;
 };
 
