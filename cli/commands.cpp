@@ -7,6 +7,7 @@ RunFn setup_models(CLI::App& sub);
 RunFn setup_clusters(CLI::App& sub);
 RunFn setup_comm(CLI::App& sub);
 RunFn setup_cost(CLI::App& sub);
+RunFn setup_export(CLI::App& sub);
 RunFn setup_fit(CLI::App& sub);
 RunFn setup_calibrate(CLI::App& sub);
 RunFn setup_validate(CLI::App& sub);
@@ -30,6 +31,8 @@ const std::vector<Command>& commands() {
       {"clusters", "List the built-in cluster presets with their key figures", setup_clusters},
       {"comm", "Collective times in nccl-tests' table shape (NCCL's tuning model or α-β)", setup_comm},
       {"cost", "Analytical cost of one scheme: iteration time, communication, memory, per op", setup_cost},
+      {"export", "The framework arguments that run a scheme (Megatron-LM), or why no framework flag expresses it",
+       setup_export},
 #ifdef AUTODDL_HAVE_SEARCH
       {"search", "Search a fast scheme (coordinate descent, ILP, DP) and rank it against the baselines",
        setup_search},

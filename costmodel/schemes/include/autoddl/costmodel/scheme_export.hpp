@@ -1,0 +1,32 @@
+// Export of a scheme to a training framework's own settings (`autoddl export --to FORMAT`). A
+// format is one file (export_<name>.cpp) writing a MegatronLayout as that framework spells it,
+// for one named framework version, plus one row of export_formats(). Only Megatron layouts are
+// exported: a per-op scheme that no framework flag expresses is refused with its first differing
+// op (megatron_layout.hpp).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autoddl/costmodel/megatron_layout.hpp"
+
+namespace autoddl::costmodel {
+
+struct ExportFormat {
+  std::string_view name;     // "megatron-lm"
+  std::string_view version;  // the framework version whose names it writes, with its source
+  // The settings, one per line; throws InputError("--scheme", option, why) for an option the
+  // version cannot express.
+  std::string (*write)(const Graph& graph, const MegatronLayout& layout);
+};
+
+const std::vector<ExportFormat>& export_formats();
+// Throws InputError("--to", "", "unknown format 'x' (known: ...)").
+const ExportFormat& find_export_format(std::string_view name);
+
+// The settings that run `scheme`; throws InputError("--scheme", "", why) when it is not a
+// layout the framework runs.
+std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,
+                          const Scheme& scheme);
+
+}  // namespace autoddl::costmodel

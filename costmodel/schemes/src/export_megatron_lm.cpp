@@ -1,0 +1,67 @@
+// `export --to megatron-lm`: a Megatron layout as Megatron-LM's pretrain_gpt.py arguments, with
+// the names of megatron/training/arguments.py at tag core_r0.11.0. Each flag is the one the cost
+// model's option stands for (expert_schemes.cpp says which Megatron behaviour each models).
+#include <string>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/scheme_export.hpp"
+
+namespace autoddl::costmodel {
+
+namespace {
+
+void fail(const std::string& option, const std::string& why) {
+  throw InputError("--scheme", option, why + " (Megatron-LM core_r0.11.0)");
+}
+
+DType training_dtype(const Graph& g) {
+  for (const Tensor& t : g.tensors) {
+    if (t.role == TensorRole::parameter) return t.dtype;
+  }
+  return DType::fp32;
+}
+
+}  // namespace
+
+std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
+  const DType dtype = training_dtype(g);
+  if (l.pp > 1 && l.schedule == PipelineSchedule::gpipe) fail("schedule", "gpipe: Megatron-LM runs 1F1B only");
+  if (l.grad_reduce_16bit && dtype == DType::bf16) {
+    fail("grad_reduce_bf16", "no flag reduces bf16 gradients in bf16 (bf16 runs reduce fp32 main gradients)");
+  }
+  std::string s;
+  auto arg = [&](const std::string& a) { s += a + "\n"; };
+  s += "# " + l.spec + ": " + std::to_string(l.tp * l.pp * l.dp) + " GPUs = tp " + std::to_string(l.tp) + " x pp " +
+       std::to_string(l.pp) + " x dp " + std::to_string(l.dp) + " (the data-parallel size follows from the world size)\n";
+  s += "# model arguments (--num-layers, --hidden-size, --num-attention-heads, --seq-length, ...) are the model's own\n";
+  arg("--tensor-model-parallel-size " + std::to_string(l.tp));
+  arg("--pipeline-model-parallel-size " + std::to_string(l.pp));
+  if (l.interleave > 1) {
+    arg("--num-virtual-stages-per-pipeline-rank " + std::to_string(l.interleave));
+    // overlap_p2p_comm is on by default (store_false); pp_overlap=0 turns it off.
+    if (!l.pp_overlap) arg("--no-overlap-p2p-communication");
+  }
+  if (l.pp > 1 && !l.scatter_gather_sends) arg("--no-scatter-gather-tensors-in-pipeline");
+  if (l.sequence_parallel) arg("--sequence-parallel");
+  if (l.tp_overlap) arg("--tp-comm-overlap");
+  arg("--micro-batch-size " + std::to_string(l.micro_batch_size));
+  arg("--global-batch-size " + std::to_string(l.global_batch_size));
+  if (l.recompute == Recompute::selective) arg("--recompute-granularity selective");
+  if (l.recompute == Recompute::full) {
+    // Every layer recomputed from its input: the cost model's full recompute.
+    arg("--recompute-granularity full");
+    arg("--recompute-method uniform");
+    arg("--recompute-num-layers 1");
+  }
+  if (l.dist_opt) arg("--use-distributed-optimizer");
+  // The cost model overlaps the gradient reduction with the last micro-batch's backward.
+  arg("--overlap-grad-reduce");
+  if (l.param_overlap) arg("--overlap-param-gather");
+  if (dtype == DType::bf16) arg("--bf16");
+  if (dtype == DType::fp16) arg("--fp16");
+  // Transformer Engine's delayed-scaling recipe, E4M3 forward and E5M2 backward (what NeMo runs).
+  if (g.fp8_gemms) arg("--fp8-format hybrid");
+  return s;
+}
+
+}  // namespace autoddl::costmodel

@@ -1,0 +1,140 @@
+// match_megatron_layout (megatron_layout.hpp): rebuild each megatron spec the scheme's mesh and
+// options allow and compare what it lowers to with the scheme itself.
+#include "autoddl/costmodel/megatron_layout.hpp"
+
+#include <vector>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/sbp.hpp"
+#include "autoddl/costmodel/signature.hpp"
+
+namespace autoddl::costmodel {
+
+namespace {
+
+std::string flag(const char* key, bool on) { return std::string(",") + key + (on ? "=1" : "=0"); }
+
+std::string spec_of(const MegatronLayout& l) {
+  std::string s = "megatron:tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",dp=" + std::to_string(l.dp) +
+                  ",mb=" + std::to_string(l.micro_batch_size);
+  if (l.interleave > 1) s += ",interleave=" + std::to_string(l.interleave);
+  s += flag("sp", l.sequence_parallel) + ",recompute=" + std::string(recompute_name(l.recompute));
+  if (l.interleave == 1) s += ",schedule=" + std::string(schedule_name(l.schedule));
+  s += flag("sg", l.scatter_gather_sends) + flag("dist_opt", l.dist_opt) + flag("tp_overlap", l.tp_overlap) +
+       flag("pp_overlap", l.pp_overlap) + flag("grad_reduce_bf16", l.grad_reduce_16bit) +
+       flag("param_overlap", l.param_overlap);
+  return s;
+}
+
+bool same_forward(const OpSignature& a, const OpSignature& b) {
+  if (a.n_in != b.n_in || a.n_out != b.n_out) return false;
+  for (int k = 0; k < a.n_in; ++k) {
+    if (!(a.in[k] == b.in[k])) return false;
+  }
+  for (int o = 0; o < a.n_out; ++o) {
+    if (!(a.out[o] == b.out[o])) return false;
+  }
+  return true;
+}
+
+// The first way `s` differs from the megatron lowering `ref`, "" when it does not.
+std::string first_difference(const Graph& g, const Scheme& s, const Scheme& ref, int* same_ops) {
+  *same_ops = 0;
+  if (s.mesh_shape != ref.mesh_shape || s.pipeline_dim != ref.pipeline_dim) return "mesh";
+  std::string diff;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const bool same = same_forward(s.op_sigs[i], ref.op_sigs[i]);
+    *same_ops += same ? 1 : 0;
+    if (!same && diff.empty()) {
+      diff = "op " + g.ops[i].name + " runs " + signature_string(g, g.ops[i], s.op_sigs[i]) + ", Megatron-LM runs " +
+             signature_string(g, g.ops[i], ref.op_sigs[i]);
+    }
+  }
+  if (!diff.empty()) return diff;
+  const auto chunk = [&](const Scheme& x, size_t i) { return x.op_chunk.empty() ? 0 : x.op_chunk[i]; };
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (chunk(s, i) != chunk(ref, i)) {
+      return "op " + g.ops[i].name + " is in pipeline chunk " + std::to_string(chunk(s, i)) +
+             ", Megatron-LM's even split puts it in chunk " + std::to_string(chunk(ref, i));
+    }
+  }
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (g.tensors[t].role != TensorRole::parameter) continue;
+    if (!(s.param_storage[t] == ref.param_storage[t])) {
+      return "parameter " + g.tensors[t].name + " is stored " + to_string(s.param_storage[t]) +
+             ", Megatron-LM stores it " + to_string(ref.param_storage[t]);
+    }
+  }
+  if (s.regather_in_backward) return "parameters are gathered again for backward (ZeRO-3), which Megatron-LM's layouts do not do";
+  if (s.bucket_bytes != ref.bucket_bytes) return "gradient buckets of " + std::to_string(s.bucket_bytes) + " bytes";
+  return "";
+}
+
+}  // namespace
+
+MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const Scheme& s) {
+  MegatronMatch out;
+  // Megatron's mesh is [pp, dp, tp] with size-1 dims dropped (expert_schemes.cpp).
+  std::vector<int> sbp = s.sbp_shape();
+  if (sbp.size() == 1 && sbp[0] == 1) sbp.clear();
+  std::vector<std::pair<int, int>> dp_tp;
+  if (sbp.empty()) dp_tp = {{1, 1}};
+  else if (sbp.size() == 1) dp_tp = {{sbp[0], 1}, {1, sbp[0]}};
+  else if (sbp.size() == 2) dp_tp = {{sbp[0], sbp[1]}};
+  else {
+    out.why_not = "a " + std::to_string(sbp.size()) + "-D data/model mesh: Megatron-LM's is [pp, dp, tp]";
+    return out;
+  }
+  if (s.pipeline_dim > 0) {
+    out.why_not = "the pipeline is mesh dim " + std::to_string(s.pipeline_dim) + ": Megatron-LM's is the outermost";
+    return out;
+  }
+  int best_same = -1;
+  for (auto [dp, tp] : dp_tp) {
+    MegatronLayout l;
+    l.tp = tp;
+    l.pp = s.stages();
+    l.dp = dp;
+    l.global_batch_size = g.batch;
+    if (g.batch % (static_cast<int64_t>(dp) * s.micro_batches) != 0) continue;
+    l.micro_batch_size = g.batch / (static_cast<int64_t>(dp) * s.micro_batches);
+    l.interleave = s.virtual_stages;
+    l.recompute = s.recompute;
+    l.schedule = s.schedule;
+    l.dist_opt = s.shard_optimizer;
+    l.tp_overlap = s.overlap_tp_comm;
+    l.pp_overlap = s.overlap_p2p_comm;
+    l.param_overlap = s.overlap_param_gather;
+    l.grad_reduce_16bit = s.grad_reduce_16bit;
+    l.scatter_gather_sends = s.scatter_gather_sends;
+    for (bool sp : {false, true}) {
+      if (sp && tp < 2) continue;
+      l.sequence_parallel = sp;
+      l.spec = spec_of(l);
+      Scheme ref;
+      try {
+        ref = make_scheme(l.spec, g, c, {});
+      } catch (const InputError& e) {
+        if (best_same < 0 && out.why_not.empty()) out.why_not = l.spec + ": " + e.what();
+        continue;
+      }
+      int same = 0;
+      const std::string diff = first_difference(g, s, ref, &same);
+      if (diff.empty()) {
+        out.layout = l;
+        out.why_not.clear();
+        return out;
+      }
+      if (same > best_same) {
+        best_same = same;
+        out.why_not = diff + " (nearest layout " + l.spec + ")";
+      }
+    }
+  }
+  if (out.why_not.empty()) out.why_not = "no Megatron-LM layout has this mesh and batch";
+  return out;
+}
+
+}  // namespace autoddl::costmodel

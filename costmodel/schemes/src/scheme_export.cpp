@@ -1,0 +1,37 @@
+// The export formats' table and the layout check every format shares (scheme_export.hpp).
+#include "autoddl/costmodel/scheme_export.hpp"
+
+#include "autoddl/costmodel/error.hpp"
+
+namespace autoddl::costmodel {
+
+std::string write_megatron_lm(const Graph& graph, const MegatronLayout& layout);  // export_megatron_lm.cpp
+
+const std::vector<ExportFormat>& export_formats() {
+  static const std::vector<ExportFormat> formats = {
+      {"megatron-lm",
+       "Megatron-LM core_r0.11.0 (NVIDIA/Megatron-LM commit 7c00175e, megatron/training/arguments.py)",
+       write_megatron_lm},
+  };
+  return formats;
+}
+
+const ExportFormat& find_export_format(std::string_view name) {
+  std::string known;
+  for (const ExportFormat& f : export_formats()) {
+    if (f.name == name) return f;
+    known += (known.empty() ? "" : ", ") + std::string(f.name);
+  }
+  throw InputError("--to", "", "unknown format '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,
+                          const Scheme& scheme) {
+  const MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
+  if (!m.layout) {
+    throw InputError("--scheme", "", "not a layout " + std::string(format.name) + " runs: " + m.why_not);
+  }
+  return format.write(graph, *m.layout);
+}
+
+}  // namespace autoddl::costmodel
