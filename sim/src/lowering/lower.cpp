@@ -447,6 +447,7 @@ class Lowerer {
         Task t;
         t.kind = TaskKind::compute;
         t.phase = st.hiding_fwd ? Phase::forward : Phase::backward;
+        t.overlap = Overlap::tp;  // reported with the boxing, as costmodel reports it
         t.stream = kComputeStream;
         t.name = "tp chunks " + g_.ops[static_cast<size_t>(op)].name;
         t.devices = {device(s, static_cast<int>(ai))};
@@ -552,6 +553,8 @@ class Lowerer {
     StageState& st = state_[static_cast<size_t>(s)];
     const bool beside = hidden_under >= 0 && st.hiding_op == hidden_under && st.hiding_fwd == fwd_pass;
     const bool ahead = hidden_under >= 0 && !beside;
+    // A collective for the next GEMM starts with it, after the last one's charge.
+    if (ahead) release(s);
     if (ahead && !(st.ahead_op == hidden_under && st.ahead_fwd == fwd_pass)) {
       settle_ahead(s);
       st.ahead_op = hidden_under;

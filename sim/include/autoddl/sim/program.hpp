@@ -32,7 +32,8 @@ std::string_view phase_name(Phase p);
 
 // The framework overlap that runs a communication task beside compute, so reports can say how
 // much of it the compute hid: Transformer Engine's tensor-parallel overlap (tp_overlap) or
-// Megatron's pipeline p2p overlap (pp_overlap). The executor ignores it.
+// Megatron's pipeline p2p overlap (pp_overlap); on a compute task, a charge that overlap adds
+// (tp_overlap's chunked GEMMs). The executor ignores it.
 enum class Overlap : uint8_t { none, tp, pp };
 std::string_view overlap_name(Overlap o);  // "none", "tp_overlap", "pp_overlap"
 
