@@ -57,6 +57,13 @@ void print_report(const sim::SimReport& r, const sim::LoweredProgram& lowered, d
   }
   std::printf("  max over devices: compute %s, communication %s, exposed %s\n", human_seconds(r.compute_s).c_str(),
               human_seconds(r.comm_s).c_str(), human_seconds(r.exposed_comm_s).c_str());
+  if (!r.overlaps.empty()) {
+    std::printf("\n  hidden under compute on device %d:\n", r.critical_device);
+    for (const sim::OverlapUse& u : r.overlaps) {
+      std::printf("    %-20s %12s %12s\n", u.name.c_str(), human_seconds(u.simulated_hidden_s).c_str(),
+                  human_seconds(u.analytical_hidden_s).c_str());
+    }
+  }
   if (!r.collectives.empty()) {
     std::printf("\n  collectives on device %d:\n    %-10s %-15s %8s %12s %12s %8s\n", r.critical_device, "phase",
                 "kind", "count", "simulated", "alpha-beta", "ratio");

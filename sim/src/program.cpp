@@ -23,6 +23,15 @@ std::string_view phase_name(Phase p) {
   return "none";
 }
 
+std::string_view overlap_name(Overlap o) {
+  switch (o) {
+    case Overlap::none: return "none";
+    case Overlap::tp: return "tp_overlap";
+    case Overlap::pp: return "pp_overlap";
+  }
+  return "none";
+}
+
 namespace {
 std::string task_field(TaskId id, const std::string& name) {
   return "task " + std::to_string(id) + (name.empty() ? "" : " '" + name + "'");

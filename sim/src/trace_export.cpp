@@ -44,6 +44,7 @@ traces::ChromeTrace to_chrome_trace(const Program& p, const SimResult& r, const 
     if (!t.name.empty()) span.args["label"] = t.name;
     if (t.micro_batch >= 0) span.args["micro_batch"] = t.micro_batch;
     if (t.stage >= 0) span.args["stage"] = t.stage;
+    if (t.overlap != Overlap::none) span.args["overlap"] = std::string(overlap_name(t.overlap));
     if (t.kind == TaskKind::compute) {
       span.name = t.name.empty() ? "compute" : t.name;
       if (t.flops > 0) span.args["flops"] = t.flops;

@@ -124,7 +124,9 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
     chunked_fwd.assign(n_ops, 0);
     chunked_bwd.assign(n_ops, 0);
   }
-  auto hide_under = [&](bool fwd, int consumer, int producer, double comm_s) {
+  // `under` (may be null) receives the GEMM op the collective hides under; the plan records
+  // what hides and what is charged per GEMM pass, for a replay that runs them side by side.
+  auto hide_under = [&](bool fwd, int consumer, int producer, double comm_s, int* under) {
     if (!scheme.overlap_tp_comm || comm_s <= 0) return comm_s;
     std::vector<double>& left = fwd ? gemm_fwd_left : gemm_bwd_left;
     std::vector<char>& chunked = fwd ? chunked_fwd : chunked_bwd;
@@ -139,6 +141,12 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
         chunked[op_id] = 1;
         extra += fwd ? compute[op_id].tp_chunk_fwd_extra_s : compute[op_id].tp_chunk_bwd_extra_s;
       }
+      if (plan) {
+        PlannedOp& g = plan->ops[op_id];
+        (fwd ? g.tp_fwd_hidden_s : g.tp_bwd_hidden_s) += hidden;
+        (fwd ? g.tp_fwd_extra_s : g.tp_bwd_extra_s) += extra;
+      }
+      if (under) *under = op_id;
       return comm_s - hidden + extra;
     }
     return comm_s;
@@ -194,7 +202,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       const bool box_here = charged.fwd[q] != 0;
       if (box_here) {
         const double box = table.time_s(in.from, in.to);
-        ob.fwd_s += hide_under(true, i, j, box);
+        ob.fwd_s += hide_under(true, i, j, box, pop ? &pop->inputs[k].fwd_hidden_under : nullptr);
         table.tally(in.from, in.to, tally);
         if (forward_boxing_runs(compute[i].recompute) > 1) {
           ob.bwd_s += box;
@@ -266,7 +274,8 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       if (has_gradient(tensor) && charged.grad[q]) {
         in.grad = state(table, sig.in_grad[k], "op " + op.name + " gradient");
         in.grad_to = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
-        ob.bwd_s += hide_under(false, i, j, table.time_s(in.grad, in.grad_to));
+        ob.bwd_s += hide_under(false, i, j, table.time_s(in.grad, in.grad_to),
+                               pin ? &pin->bwd_hidden_under : nullptr);
         table.tally(in.grad, in.grad_to, tally);
         if (pin && in.grad != in.grad_to) pin->bwd = table.path(in.grad, in.grad_to);
         // The stage's gradients of this tensor are summed locally and sent back once.

@@ -12,7 +12,7 @@ namespace autoddl::costmodel {
 StageTimes stage_times(const EvalFrame& f, const std::vector<OpCompute>& compute, const BoxingPlan& boxing) {
   const int S = f.stages;
   StageTimes st{std::vector<double>(S, 0), std::vector<double>(S, 0), std::vector<double>(S, 0),
-                std::vector<double>(S, 0), std::vector<double>(S, 0)};
+                std::vector<double>(S, 0), std::vector<double>(S, 0), {}, {}};
   for (size_t i = 0; i < compute.size(); ++i) {
     const int s = f.op_stage[i];
     const OpCompute& c = compute[i];
@@ -27,9 +27,13 @@ StageTimes stage_times(const EvalFrame& f, const std::vector<OpCompute>& compute
   // stage's compute; only what exceeds a micro-batch's compute stays on the critical path.
   // The hidden part still runs NCCL's CTAs beside the compute (sm_contention.hpp).
   if (f.overlap_p2p_comm) {
+    st.p2p_hidden_s.assign(S, 0);
+    st.p2p_contention_s.assign(S, 0);
     for (int s = 0; s < S; ++s) {
       const double exposed = std::max(0.0, st.send_recv_s[s] - st.compute_s[s]);
       const double slowed = sm_contention_s(st.send_recv_s[s] - exposed, f.p2p_sms, f.sm_count);
+      st.p2p_hidden_s[s] = st.send_recv_s[s] - exposed;
+      st.p2p_contention_s[s] = slowed;
       st.fwd_s[s] += exposed - st.send_recv_s[s] + slowed;
       st.compute_s[s] += slowed;
       st.comm_s[s] += exposed - st.send_recv_s[s];
@@ -83,7 +87,11 @@ int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule 
       plan->optimizer_params[s] = optimizer_params[s];
     }
   }
-  if (plan) plan->grad_sync_contention_s = sync.contention_s;
+  if (plan) {
+    plan->grad_sync_contention_s = sync.contention_s;
+    plan->p2p_hidden_s = st.p2p_hidden_s;
+    plan->p2p_contention_s = st.p2p_contention_s;
+  }
   r.bubble_s = pipeline_bubble_s(S, f.virtual_stages, schedule, T);
   r.iteration_s = m * T + r.bubble_s + r.grad_sync_exposed_s + sync.contention_s + opt_step;
   r.compute_s = m * st.compute_s[slow] + opt_step - gather[slow] + sync.contention_s;

@@ -63,6 +63,7 @@ class Lowerer {
     m_ = plan.micro_batches;
     n_ops_ = static_cast<int>(plan.ops.size());
     index_chunks();
+    place_regathers(scheme);
     oversubscribed_ = cluster.nodes > 1 && cluster.inter.topology == "fat-tree" && cluster.inter.oversubscription > 1;
     choose_fold_and_merge(scheme, cluster.gpus_per_node, opt);
     choose_channels(cluster.inter.nics_per_node);
@@ -87,7 +88,11 @@ class Lowerer {
     for (StageState& st : state_) {
       st.last_compute.assign(active_pos_.size(), -1);
       st.pending.assign(active_pos_.size(), {});
+      st.ahead.assign(active_pos_.size(), {});
+      st.hiding_start.assign(active_pos_.size(), {});
+      st.held.assign(active_pos_.size(), {});
     }
+    record_overlaps();
     emit_units();
     emit_buckets();
     emit_optimizer();
@@ -107,6 +112,13 @@ class Lowerer {
     std::vector<TaskId> last_compute;          // per computing position
     std::vector<std::vector<TaskId>> pending;  // what the next compute waits for
     Segment seg;
+    // tp_overlap, per computing position. `ahead`: hidden collectives emitted before the GEMM
+    // pass they hide under (op ahead_op), which must not hold that GEMM back. While a GEMM pass
+    // hides collectives (hiding_op >= 0): what it waited for (its start, where collectives
+    // emitted after it begin), and the collectives the compute after it waits for (`held`).
+    std::vector<std::vector<TaskId>> ahead, hiding_start, held;
+    int ahead_op = -1, hiding_op = -1;
+    bool ahead_fwd = true, hiding_fwd = true;
   };
 
   // ---- static structure --------------------------------------------------------------
@@ -149,6 +161,32 @@ class Lowerer {
       order_[static_cast<size_t>(s)] = costmodel::stage_schedule(plan_.schedule, S_, v_, s, m_);
       for (const WorkUnit& u : order_[static_cast<size_t>(s)])
         if (!u.forward) last_bwd_mb_[static_cast<size_t>(u.chunk)] = u.micro_batch;
+    }
+  }
+
+  // A weight GEMM input gathered again for the weight gradient (PlannedInput::bwd_regather) is
+  // charged to its first reader, but evaluate() hides it under the data-gradient GEMMs of every
+  // reader of that layout (Q, K and V read one gathered LayerNorm output): it is launched at
+  // the first of their backwards, the last reader's, so it runs beside them all, as Megatron-LM
+  // launches the async all-gather before the data gradient.
+  void place_regathers(const costmodel::Scheme& scheme) {
+    regather_at_.assign(static_cast<size_t>(n_ops_), {});
+    for (int i = 0; i < n_ops_; ++i) {
+      const PlannedOp& po = plan_.ops[static_cast<size_t>(i)];
+      for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
+        const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
+        if (in.bwd_regather.empty()) continue;
+        const costmodel::NdSbp& layout = scheme.op_sigs[static_cast<size_t>(i)].in[static_cast<size_t>(k)];
+        int launcher = i;
+        for (int c : g_.consumers[static_cast<size_t>(in.tensor)]) {
+          const costmodel::Op& reader = g_.ops[static_cast<size_t>(c)];
+          if (c > launcher && op_chunk_[static_cast<size_t>(c)] == op_chunk_[static_cast<size_t>(i)] &&
+              costmodel::multiplies_weight(g_, reader) && reader.inputs[0] == in.tensor &&
+              scheme.op_sigs[static_cast<size_t>(c)].in[0] == layout)
+            launcher = c;
+        }
+        regather_at_[static_cast<size_t>(launcher)].push_back({i, k});
+      }
     }
   }
 
@@ -326,7 +364,15 @@ class Lowerer {
   }
 
   void compute(int s, int op, double seconds, Phase phase, int mb, bool record) {
-    Segment& seg = state_[static_cast<size_t>(s)].seg;
+    // A GEMM pass that hides collectives (tp_overlap) is a task of its own, which they run
+    // beside; the compute after it first waits for them (release).
+    const bool fwd = phase == Phase::forward;  // recompute opens the backward pass
+    const bool hides = hides_collectives(op, fwd);
+    StageState& st = state_[static_cast<size_t>(s)];
+    if (st.hiding_op >= 0 && !(hides && st.hiding_op == op && st.hiding_fwd == fwd)) release(s);
+    if (hides && st.hiding_op < 0) begin_hiding(s, op, fwd);
+    else settle_ahead(s);
+    Segment& seg = st.seg;
     // Runs merge only within one phase (recompute joins its backward).
     const Phase as = merge_ && phase == Phase::recompute ? Phase::backward : phase;
     if (seg.open && seg.phase != as) flush(s);
@@ -344,7 +390,126 @@ class Lowerer {
       op_task_[static_cast<size_t>(op)].assign(active_pos_.size(), -1);
       seg.record.push_back(op);
     }
-    if (!merge_) flush(s);
+    if (!merge_ || hides) flush(s);
+  }
+
+  // ---- tp_overlap and pp_overlap -----------------------------------------------------
+
+  bool hides_collectives(int op, bool fwd) const {
+    const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
+    return fwd ? po.tp_fwd_hidden_s > 0 || po.tp_fwd_extra_s > 0 : po.tp_bwd_hidden_s > 0 || po.tp_bwd_extra_s > 0;
+  }
+
+  // Collectives emitted ahead of a GEMM that is not the next compute (an order the cost model
+  // did not assume): the next compute waits for them, as for any boxing.
+  void settle_ahead(int s) {
+    StageState& st = state_[static_cast<size_t>(s)];
+    if (st.ahead_op < 0) return;
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+      auto& a = st.ahead[ai];
+      st.pending[ai].insert(st.pending[ai].end(), a.begin(), a.end());
+      a.clear();
+    }
+    st.ahead_op = -1;
+  }
+
+  // The GEMM pass `op` starts hiding collectives: those emitted ahead for it are held for the
+  // compute after it; collectives emitted from now on start where the GEMM starts.
+  void begin_hiding(int s, int op, bool fwd) {
+    flush(s);
+    StageState& st = state_[static_cast<size_t>(s)];
+    const bool mine = st.ahead_op == op && st.ahead_fwd == fwd;
+    if (!mine) settle_ahead(s);
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+      st.hiding_start[ai] = st.pending[ai];
+      st.hiding_start[ai].push_back(st.last_compute[ai]);
+      st.held[ai].clear();
+      if (mine) st.held[ai].swap(st.ahead[ai]);
+    }
+    if (mine) st.ahead_op = -1;
+    st.hiding_op = op;
+    st.hiding_fwd = fwd;
+  }
+
+  // The GEMM pass's hiding ends: what evaluate() charges after it (chunked GEMMs, userbuffers'
+  // SMs) runs once both the GEMM and its hidden collectives are done, and the next compute
+  // follows; without such a charge the next compute waits for the collectives itself.
+  void release(int s) {
+    StageState& st = state_[static_cast<size_t>(s)];
+    if (st.hiding_op < 0) return;
+    flush(s);
+    const int op = st.hiding_op;
+    const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
+    const double extra_s = st.hiding_fwd ? po.tp_fwd_extra_s : po.tp_bwd_extra_s;
+    const int mb = prog_->task(st.last_compute[0]).micro_batch;  // the GEMM's
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+      if (extra_s > 0) {
+        Task t;
+        t.kind = TaskKind::compute;
+        t.phase = st.hiding_fwd ? Phase::forward : Phase::backward;
+        t.overlap = Overlap::tp;  // reported with the boxing, as costmodel reports it
+        t.stream = kComputeStream;
+        t.name = "tp chunks " + g_.ops[static_cast<size_t>(op)].name;
+        t.devices = {device(s, static_cast<int>(ai))};
+        t.seconds = extra_s;
+        t.deps = unique(std::move(st.held[ai]));
+        t.micro_batch = mb;
+        t.stage = s;
+        st.last_compute[ai] = add(std::move(t), extra_s);
+      } else {
+        st.pending[ai].insert(st.pending[ai].end(), st.held[ai].begin(), st.held[ai].end());
+      }
+      st.held[ai].clear();
+      st.hiding_start[ai].clear();
+    }
+    st.hiding_op = -1;
+  }
+
+  // Ends a unit's tp_overlap bookkeeping: nothing hides across units.
+  void finish_unit(int s) {
+    flush(s);
+    release(s);
+    settle_ahead(s);
+  }
+
+  // pp_overlap: what the SMs of the overlapped sends' NCCL kernels cost a micro-batch's
+  // forward on stage s (evaluate() charges it per micro-batch; a stage runs v forward units).
+  void p2p_contention(int s, int mb) {
+    if (plan_.p2p_contention_s.empty()) return;
+    const double seconds = plan_.p2p_contention_s[static_cast<size_t>(s)] / v_;
+    if (seconds <= 0) return;
+    finish_unit(s);
+    StageState& st = state_[static_cast<size_t>(s)];
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
+      Task t;
+      t.kind = TaskKind::compute;
+      t.phase = Phase::forward;
+      t.stream = kComputeStream;
+      t.name = "p2p SM contention";
+      t.devices = {device(s, static_cast<int>(ai))};
+      t.seconds = seconds;
+      t.deps = unique(std::move(st.pending[ai]));
+      st.pending[ai].clear();
+      t.micro_batch = mb;
+      t.stage = s;
+      st.last_compute[ai] = add(std::move(t), seconds);
+    }
+  }
+
+  // What evaluate() hid per stage and iteration, for the report.
+  void record_overlaps() {
+    std::vector<double> tp_s(static_cast<size_t>(S_), 0);
+    bool tp = false;
+    for (const PlannedOp& po : plan_.ops) {
+      tp = tp || po.tp_fwd_hidden_s > 0 || po.tp_bwd_hidden_s > 0 || po.tp_fwd_extra_s > 0 || po.tp_bwd_extra_s > 0;
+      tp_s[static_cast<size_t>(po.stage)] += m_ * (po.tp_fwd_hidden_s + po.tp_bwd_hidden_s);
+    }
+    if (tp) out_.overlaps.push_back({Overlap::tp, std::move(tp_s)});
+    if (!plan_.p2p_hidden_s.empty()) {
+      std::vector<double> pp_s = plan_.p2p_hidden_s;
+      for (double& x : pp_s) x *= m_;
+      out_.overlaps.push_back({Overlap::pp, std::move(pp_s)});
+    }
   }
 
   // The next compute of every computing device of stage s waits for `tasks` (one per device).
@@ -377,30 +542,55 @@ class Lowerer {
   // before it; the next compute waits for them. A mirror's part waits for its representative.
   // `waited`: the stage's next compute waits for the steps; a backward re-gather runs beside the
   // backward instead (on the boxing stream, after what the stage has done so far).
-  void boxing(int s, const std::vector<BoxingStep>& steps, const std::string& name, int mb, bool waited = true) {
+  // `hidden_under` (tp_overlap): the op whose GEMM pass (`fwd_pass`) the path hides under, -1
+  // for none. Beside the GEMM pass now hiding: the steps start where that GEMM started and the
+  // compute after it waits for them; ahead of a GEMM not yet run: they start after the compute
+  // so far and the GEMM does not wait for them (begin_hiding holds them for the compute after).
+  void boxing(int s, const std::vector<BoxingStep>& steps, const std::string& name, int mb, bool waited = true,
+              int hidden_under = -1, bool fwd_pass = true) {
     if (steps.empty()) return;
     flush(s);
     StageState& st = state_[static_cast<size_t>(s)];
+    const bool beside = hidden_under >= 0 && st.hiding_op == hidden_under && st.hiding_fwd == fwd_pass;
+    const bool ahead = hidden_under >= 0 && !beside;
+    // A collective for the next GEMM starts with it, after the last one's charge.
+    if (ahead) release(s);
+    if (ahead && !(st.ahead_op == hidden_under && st.ahead_fwd == fwd_pass)) {
+      settle_ahead(s);
+      st.ahead_op = hidden_under;
+      st.ahead_fwd = fwd_pass;
+    }
     std::vector<std::pair<int, TaskId>> added;  // (computing index, task): pending after the step
+    std::vector<std::vector<TaskId>> chain;     // beside: per computing index, the previous step
+    if (beside) chain.assign(active_pos_.size(), {});
     for (const BoxingStep& step : steps) {
       added.clear();
       for (const std::vector<int>& grp : boxing_groups_[static_cast<size_t>(step.dim)]) {
         Task t = step_task(step, Phase::boxing, kBoxingStream, name, s);
         t.micro_batch = mb;
+        if (hidden_under >= 0) t.overlap = Overlap::tp;
         for (int pos : grp) {
           t.devices.push_back(pl_.device(s, pos));
-          const int ai = rep_index_[static_cast<size_t>(pos)];  // itself, or a mirror's representative
-          t.deps.push_back(st.last_compute[static_cast<size_t>(ai)]);
-          const auto& p = st.pending[static_cast<size_t>(ai)];
+          const auto ai = static_cast<size_t>(rep_index_[static_cast<size_t>(pos)]);  // itself, or its representative
+          const auto& p = beside ? st.hiding_start[ai] : st.pending[ai];
           t.deps.insert(t.deps.end(), p.begin(), p.end());
+          if (beside) t.deps.insert(t.deps.end(), chain[ai].begin(), chain[ai].end());
+          else t.deps.push_back(st.last_compute[ai]);
         }
         t.deps = unique(std::move(t.deps));
         const TaskId id = add(std::move(t), step.time_s);
         for (int pos : grp)
           if (index_[static_cast<size_t>(pos)] >= 0) added.emplace_back(index_[static_cast<size_t>(pos)], id);
       }
-      if (waited)
-        for (const auto& [ai, id] : added) st.pending[static_cast<size_t>(ai)].push_back(id);
+      if (beside) {
+        for (auto& c : chain) c.clear();
+        for (const auto& [ai, id] : added) chain[static_cast<size_t>(ai)].push_back(id);
+      }
+      for (const auto& [ai, id] : added) {
+        if (beside) st.held[static_cast<size_t>(ai)].push_back(id);
+        else if (ahead) st.ahead[static_cast<size_t>(ai)].push_back(id);
+        else if (waited) st.pending[static_cast<size_t>(ai)].push_back(id);
+      }
     }
   }
 
@@ -408,7 +598,7 @@ class Lowerer {
   // stage `from` has done so far (its last compute and the collectives since).
   std::vector<TaskId> send(int from, int to, double bytes, double expected_s, const std::string& name, int mb,
                            int label_stage) {
-    flush(from);
+    finish_unit(from);  // a send carries what the stage has computed, hidden collectives included
     const StageState& st = state_[static_cast<size_t>(from)];
     std::vector<TaskId> ids(active_pos_.size());
     for (size_t ai = 0; ai < active_pos_.size(); ++ai) {
@@ -416,6 +606,7 @@ class Lowerer {
       t.kind = TaskKind::collective;
       t.phase = Phase::pipeline;
       t.stream = link_stream(from, to);
+      t.overlap = plan_.p2p_hidden_s.empty() ? Overlap::none : Overlap::pp;
       t.name = name;
       t.collective = costmodel::CollectiveKind::send_recv;
       t.algo = CollectiveAlgo::direct;
@@ -461,7 +652,7 @@ class Lowerer {
             wait_for(s, take_sent(true, op, k, mb));
             boxing(s, in.fwd_send_gather, "gather recv " + tensor_name(in.tensor), mb);  // scatter/gather
           }
-          boxing(s, in.fwd, tensor_name(in.tensor), mb);
+          boxing(s, in.fwd, tensor_name(in.tensor), mb, true, in.fwd_hidden_under, true);
         }
       }
       compute(s, op, po.fwd_s, Phase::forward, mb, false);
@@ -472,7 +663,8 @@ class Lowerer {
             send(s, consumer.stage, in.fwd_send_bytes, in.fwd_send_s, tensor_name(in.tensor), mb, consumer.stage);
       }
     }
-    flush(s);
+    finish_unit(s);
+    p2p_contention(s, mb);
   }
 
   void backward_unit(int s, int c, int mb) {
@@ -493,8 +685,10 @@ class Lowerer {
         for (const PlannedInput& in : po.inputs)
           if (in.role == InputRole::activation) boxing(s, in.fwd, "recompute " + tensor_name(in.tensor), mb);
       }
-      for (const PlannedInput& in : po.inputs)
+      for (const Edge& e : regather_at_[static_cast<size_t>(op)]) {
+        const PlannedInput& in = plan_.ops[static_cast<size_t>(e.op)].inputs[static_cast<size_t>(e.k)];
         boxing(s, in.bwd_regather, "regather for wgrad " + tensor_name(in.tensor), mb, /*waited=*/false);
+      }
       if (po.recompute_s > 0) compute(s, op, po.recompute_s, Phase::recompute, mb, false);
       const bool record = last && bucket_op_[static_cast<size_t>(op)];
       compute(s, op, po.bwd_s, Phase::backward, mb, record);
@@ -502,7 +696,7 @@ class Lowerer {
       for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
         const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
         if (in.role != InputRole::activation) continue;
-        boxing(s, in.bwd, "grad " + tensor_name(in.tensor), mb);
+        boxing(s, in.bwd, "grad " + tensor_name(in.tensor), mb, true, in.bwd_hidden_under, false);
         if (in.bwd_send) {
           const int to = plan_.ops[static_cast<size_t>(in.producer)].stage;
           sent_[key(false, op, k, mb)] =
@@ -510,7 +704,7 @@ class Lowerer {
         }
       }
     }
-    flush(s);
+    finish_unit(s);
   }
 
   bool emitted(bool forward, int c, int mb) const {
@@ -652,6 +846,7 @@ class Lowerer {
   std::vector<std::vector<int>> chunk_ops_, fwd_in_, bwd_in_;
   std::vector<std::vector<Edge>> cross_consumers_;
   std::vector<char> bucket_op_;
+  std::vector<std::vector<Edge>> regather_at_;  // per op: the wgrad re-gathers its backward launches
   std::vector<std::vector<WorkUnit>> order_;
   std::vector<int> last_bwd_mb_;
   std::vector<char> active_;       // per position

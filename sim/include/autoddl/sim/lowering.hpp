@@ -11,7 +11,13 @@
 //    stream, released by the last micro-batch's backward of its gradients, overlapping the rest;
 //    then the optimizer step;
 //  - pipelines: stage-boundary send/recv of each device's local piece on one stream per
-//    (stage, stage) direction, units in GPipe / 1F1B / interleaved 1F1B order.
+//    (stage, stage) direction, units in GPipe / 1F1B / interleaved 1F1B order;
+//  - tp_overlap: each collective evaluate() hid under a GEMM pass runs beside that GEMM (from
+//    its start, or from the end of the compute before it) instead of between computes, so only
+//    what outlasts the GEMM is exposed; the chunked GEMM's extra time evaluate() charges runs
+//    after both, as a compute task;
+//  - pp_overlap: sends run beside compute as they always do here (the receiver waits), and the
+//    forward of each unit is slowed by the SMs their NCCL kernels take, as evaluate() charges.
 // Large meshes: devices of one data-parallel replica position behave identically, so a
 // data-parallel mesh dim (parameters used broadcast on it) whose replicas sit on different
 // nodes can be folded: replica 0 computes, the other replicas join only the collectives that
@@ -54,6 +60,13 @@ struct LoweringOptions {
   size_t max_tasks = 250000;
 };
 
+// A framework overlap the scheme uses (tp_overlap, pp_overlap), and the seconds evaluate() hid
+// under compute with it per iteration, per stage.
+struct PlannedOverlap {
+  Overlap kind = Overlap::none;
+  std::vector<double> analytical_hidden_s;  // per stage
+};
+
 struct LoweredProgram {
   Program program{1};
   costmodel::CostReport analytical;  // evaluate() of the same scheme
@@ -67,6 +80,7 @@ struct LoweredProgram {
   bool merged = false;              // compute tasks are runs of ops
   // The training dtype (the plan's: the parameters'); the simulated GPUs run at its peak.
   costmodel::DType train_dtype = costmodel::DType::fp32;
+  std::vector<PlannedOverlap> overlaps;  // tp, then pp, where the scheme uses them
   int computing_devices() const;
 };
 

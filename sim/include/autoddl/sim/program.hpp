@@ -30,9 +30,17 @@ enum class TaskKind : uint8_t { compute, collective };
 enum class Phase : uint8_t { none, forward, backward, recompute, boxing, grad_sync, pipeline, optimizer };
 std::string_view phase_name(Phase p);
 
+// The framework overlap that runs a communication task beside compute, so reports can say how
+// much of it the compute hid: Transformer Engine's tensor-parallel overlap (tp_overlap) or
+// Megatron's pipeline p2p overlap (pp_overlap); on a compute task, a charge that overlap adds
+// (tp_overlap's chunked GEMMs). The executor ignores it.
+enum class Overlap : uint8_t { none, tp, pp };
+std::string_view overlap_name(Overlap o);  // "none", "tp_overlap", "pp_overlap"
+
 struct Task {
   TaskKind kind = TaskKind::compute;
   Phase phase = Phase::none;
+  Overlap overlap = Overlap::none;
   int stream = kComputeStream;
   std::string name;
   // Participating devices. compute: exactly one. collective: the group in logical ring order

@@ -6,7 +6,10 @@
 // model charged for them: a collective slower than that was contended. When the two iteration
 // times differ by more than the tolerance, `discrepancy` names the part that differs most and,
 // for a communication part, whether its collectives were contended (and on which links) or
-// ran at their α-β time but overlapped differently.
+// ran at their α-β time but overlapped differently. A framework overlap the scheme uses
+// (tp_overlap, pp_overlap) is listed with the seconds it hid under compute on the critical
+// device, simulated and analytical (its stage), since hidden time is where the two models can
+// part without any collective running slower.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -36,6 +39,16 @@ struct CollectiveUse {
   double alpha_beta_s = 0;  // what the analytical model charged for them
 };
 
+// A framework overlap the scheme uses: seconds during which its communication ran under compute
+// on the critical device (simulated), and what evaluate() hid with it on that device's stage.
+// The simulated figure counts every send the device takes part in (pp_overlap: sends and
+// receives, both boundaries); the analytical one a stage's forward receives and backward sends.
+struct OverlapUse {
+  std::string name;  // tp_overlap, pp_overlap
+  double simulated_hidden_s = 0;
+  double analytical_hidden_s = 0;
+};
+
 struct SimReport {
   std::string model, cluster, scheme, mesh;
   std::string fidelity;
@@ -51,6 +64,7 @@ struct SimReport {
   int critical_device = 0;
   std::vector<ReportPart> breakdown;
   std::vector<CollectiveUse> collectives;
+  std::vector<OverlapUse> overlaps;  // empty when the scheme uses none
   std::vector<LinkUse> busiest_links;
   int64_t events = 0;
   double wall_s = 0;           // the simulation's own wall time

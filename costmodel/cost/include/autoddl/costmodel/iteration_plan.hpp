@@ -40,6 +40,11 @@ struct PlannedInput {
   // that outlasts those GEMMs, which is all the stage time holds of it.
   std::vector<BoxingStep> bwd_regather;
   double bwd_regather_exposed_s = 0;
+  // tp_overlap (Scheme::overlap_tp_comm): the op whose GEMM pass (forward for `fwd`, backward
+  // for `bwd`) the path hides under, -1 when it is on the critical path. A replay runs it beside
+  // that GEMM: the consumer's for an all-gather into it, the producer's for a reduce-scatter of
+  // its output (and their backward mirrors).
+  int fwd_hidden_under = -1, bwd_hidden_under = -1;
 };
 
 struct PlannedOp {
@@ -49,6 +54,11 @@ struct PlannedOp {
   // the forward recomputed before backward (recompute full, or selective on attention).
   double fwd_s = 0, bwd_s = 0, recompute_s = 0;
   bool recompute = false;  // the forward is recomputed before backward (recompute_s charged)
+  // tp_overlap, when collectives hide under this GEMM's pass: seconds of collectives hidden
+  // under it, and what evaluate() charges after it (the chunked GEMM's extra time and the SMs
+  // userbuffers' kernels take, OpCompute::tp_chunk_*_extra_s and tp_bwd_sm_share).
+  double tp_fwd_hidden_s = 0, tp_bwd_hidden_s = 0;
+  double tp_fwd_extra_s = 0, tp_bwd_extra_s = 0;
   std::vector<PlannedInput> inputs;  // one per op input, in order
 };
 
@@ -86,6 +96,10 @@ struct IterationPlan {
   // What the SMs of the gradient sync's NCCL kernels cost the backward they overlap
   // (GradSyncPhase::contention_s, sm_contention.hpp); the simulator does not run it.
   double grad_sync_contention_s = 0;
+  // pp_overlap (Scheme::overlap_p2p_comm), per stage and micro-batch: seconds of its sends that
+  // hide under its compute, and what NCCL's send/recv CTAs cost the forward meanwhile
+  // (sm_contention.hpp). Empty without pp_overlap.
+  std::vector<double> p2p_hidden_s, p2p_contention_s;
   std::vector<double> optimizer_params;            // per stage: local parameters it updates
   DType train_dtype = DType::fp32;                 // the parameters' dtype (the optimizer's)
 };

@@ -21,6 +21,9 @@ struct StageTimes {
   std::vector<double> compute_s;     // forward + backward compute
   std::vector<double> comm_s;        // boxing and sends
   std::vector<double> send_recv_s;   // sends (with scatter/gather's all-gathers)
+  // pp_overlap only (else empty): sends hidden under the compute, and what their NCCL CTAs
+  // cost that compute (in compute_s and fwd_s).
+  std::vector<double> p2p_hidden_s, p2p_contention_s;
 };
 StageTimes stage_times(const EvalFrame& frame, const std::vector<OpCompute>& compute, const BoxingPlan& boxing);
 
