@@ -208,8 +208,22 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
           ob.bwd_s += box;
           table.tally(in.from, in.to, tally);
         } else if (box > 0 && regathered_for_weight_gradient(graph, scheme, f, i, k, psig.out[o])) {
-          const double exposed = std::max(0.0, box - data_gradient_gemms_s(graph, scheme, compute, t, sig.in[k]));
+          const double dgrad_s = data_gradient_gemms_s(graph, scheme, compute, t, sig.in[k]);
+          const double exposed = std::max(0.0, box - dgrad_s);
           ob.bwd_s += exposed;
+          // Under tp_overlap the data-gradient GEMMs that hide the re-gather are spent on it:
+          // Transformer Engine runs the bulk all-gather beside the dgrad GEMM and the input
+          // gradient's reduce-scatter beside the wgrad GEMM (LayerNormLinear's ub_bulk_dgrad and
+          // ub_bulk_wgrad), so that reduce-scatter hides only under what the re-gather left of
+          // the readers' backward, not under the whole of it again.
+          if (scheme.overlap_tp_comm && dgrad_s > 0) {
+            const double used = (box - exposed) / dgrad_s;
+            for (int c : graph.consumers[t]) {
+              const Op& reader = graph.ops[c];
+              if (!multiplies_weight(graph, reader) || reader.inputs[0] != t || !(scheme.op_sigs[c].in[0] == sig.in[k])) continue;
+              gemm_bwd_left[c] = std::max(0.0, gemm_bwd_left[c] - used * (compute[c].bwd_s - compute[c].recompute_s) / 2);
+            }
+          }
           table.tally(in.from, in.to, tally);
           if (pop) {
             pop->inputs[k].bwd_regather = table.path(in.from, in.to);
