@@ -128,3 +128,31 @@ TEST_CASE("the megatron-lm export writes only Megatron-LM's argument names with 
                   autoddl::InputError);
   CHECK_THROWS_AS(find_export_format("torchtitan"), autoddl::InputError);
 }
+
+TEST_CASE("the megatron-bridge export sets the recipe fields to the layout's values", "[costmodel][export]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = small_gpt();
+  const std::string spec = "megatron:tp=2,pp=2,dp=4,mb=1,interleave=2,sp=1,recompute=selective,dist_opt=1,grad_reduce_bf16=1";
+  const std::string text = export_scheme(find_export_format("megatron-bridge"), g, c, make_scheme(spec, g, c, {}));
+  std::map<std::string, std::string> fields;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("cfg.", 0) != 0) continue;
+    const size_t eq = line.find(" = ");
+    REQUIRE(eq != std::string::npos);
+    fields[line.substr(4, eq - 4)] = line.substr(eq + 3);
+  }
+  CHECK(fields["model.tensor_model_parallel_size"] == "2");
+  CHECK(fields["model.pipeline_model_parallel_size"] == "2");
+  CHECK(fields["model.virtual_pipeline_model_parallel_size"] == "2");
+  CHECK(fields["model.sequence_parallel"] == "True");
+  CHECK(fields["train.global_batch_size"] == "32");
+  CHECK(fields["train.micro_batch_size"] == "1");
+  CHECK(fields["model.recompute_granularity"] == "\"selective\"");
+  CHECK(fields["ddp.use_distributed_optimizer"] == "True");
+  CHECK(fields["ddp.overlap_param_gather"] == "True");
+  // Megatron-Bridge, unlike core_r0.11.0's arguments, can reduce bf16 gradients in bf16.
+  CHECK(fields["ddp.grad_reduce_in_fp32"] == "False");
+  CHECK(fields["comm_overlap"] == "CommOverlapConfig(tp_comm_overlap=False, overlap_p2p_comm=False)");
+  CHECK(fields["mixed_precision"] == "\"bf16_mixed\"");
+}

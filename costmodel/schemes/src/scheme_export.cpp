@@ -5,13 +5,17 @@
 
 namespace autoddl::costmodel {
 
-std::string write_megatron_lm(const Graph& graph, const MegatronLayout& layout);  // export_megatron_lm.cpp
+std::string write_megatron_lm(const Graph& graph, const MegatronLayout& layout);      // export_megatron_lm.cpp
+std::string write_megatron_bridge(const Graph& graph, const MegatronLayout& layout);  // export_megatron_bridge.cpp
 
 const std::vector<ExportFormat>& export_formats() {
   static const std::vector<ExportFormat> formats = {
       {"megatron-lm",
        "Megatron-LM core_r0.11.0 (NVIDIA/Megatron-LM commit 7c00175e, megatron/training/arguments.py)",
        write_megatron_lm},
+      {"megatron-bridge",
+       "Megatron-Bridge v0.6.0 (NVIDIA-NeMo/Megatron-Bridge commit 51885cf1, a recipe's ConfigContainer `cfg`)",
+       write_megatron_bridge},
   };
   return formats;
 }

@@ -1,0 +1,66 @@
+// `export --to megatron-bridge`: a Megatron layout as overrides of a Megatron-Bridge recipe's
+// ConfigContainer (`cfg`), with the field names of Megatron-Bridge v0.6.0 (its
+// recipes/llama/h100/llama3.py sets the same fields; training/comm_overlap.py CommOverlapConfig,
+// training/mixed_precision.py's registered recipes).
+#include <string>
+
+#include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/scheme_export.hpp"
+
+namespace autoddl::costmodel {
+
+namespace {
+
+const char* py(bool b) { return b ? "True" : "False"; }
+
+DType training_dtype(const Graph& g) {
+  for (const Tensor& t : g.tensors) {
+    if (t.role == TensorRole::parameter) return t.dtype;
+  }
+  return DType::fp32;
+}
+
+}  // namespace
+
+std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
+  if (l.pp > 1 && l.schedule == PipelineSchedule::gpipe) {
+    throw InputError("--scheme", "schedule", "gpipe: Megatron-Bridge runs 1F1B only (Megatron-Bridge v0.6.0)");
+  }
+  const DType dtype = training_dtype(g);
+  std::string s = "# " + l.spec + ": " + std::to_string(l.tp * l.pp * l.dp) + " GPUs = tp " + std::to_string(l.tp) +
+                  " x pp " + std::to_string(l.pp) + " x dp " + std::to_string(l.dp) +
+                  " (the data-parallel size follows from the world size)\n";
+  s += "from megatron.bridge.training.comm_overlap import CommOverlapConfig\n";
+  auto set = [&](const std::string& key, const std::string& value) { s += "cfg." + key + " = " + value + "\n"; };
+  set("model.tensor_model_parallel_size", std::to_string(l.tp));
+  set("model.pipeline_model_parallel_size", std::to_string(l.pp));
+  set("model.virtual_pipeline_model_parallel_size", l.interleave > 1 ? std::to_string(l.interleave) : "None");
+  set("model.context_parallel_size", "1");
+  set("model.sequence_parallel", py(l.sequence_parallel));
+  set("train.global_batch_size", std::to_string(l.global_batch_size));
+  set("train.micro_batch_size", std::to_string(l.micro_batch_size));
+  if (l.recompute == Recompute::none) set("model.recompute_granularity", "None");
+  if (l.recompute == Recompute::selective) set("model.recompute_granularity", "\"selective\"");
+  if (l.recompute == Recompute::full) {
+    set("model.recompute_granularity", "\"full\"");
+    set("model.recompute_method", "\"uniform\"");
+    set("model.recompute_num_layers", "1");
+  }
+  set("ddp.use_distributed_optimizer", py(l.dist_opt));
+  set("ddp.overlap_grad_reduce", "True");  // the cost model overlaps it with the last backward
+  set("ddp.overlap_param_gather", py(l.param_overlap));
+  // bf16 gradients reduced in fp32 main gradients unless grad_reduce_bf16 (fp16 reduces in fp16).
+  set("ddp.grad_reduce_in_fp32", py(dtype == DType::bf16 && !l.grad_reduce_16bit));
+  std::string overlap = "CommOverlapConfig(tp_comm_overlap=" + std::string(py(l.tp_overlap));
+  if (l.interleave > 1) overlap += ", overlap_p2p_comm=" + std::string(py(l.pp_overlap));
+  set("comm_overlap", overlap + ")");
+  if (g.fp8_gemms) set("mixed_precision", "\"bf16_with_fp8_delayed_scaling_mixed\"");
+  else if (dtype == DType::bf16) set("mixed_precision", "\"bf16_mixed\"");
+  else if (dtype == DType::fp16) set("mixed_precision", "\"fp16_mixed\"");
+  if (l.pp > 1 && l.scatter_gather_sends) {
+    s += "# sg=1 (pipeline sends scattered over tp and all-gathered) has no Megatron-Bridge setting\n";
+  }
+  return s;
+}
+
+}  // namespace autoddl::costmodel
