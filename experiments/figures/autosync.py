@@ -2,7 +2,9 @@
 """AutoSync figures from a sweep of sync_search cells (AutoSync's low-shot search on the simulator):
 
   autosync_speedup: per model on each cluster, the best strategy found against every hand-made
-    builder (the builder's iteration time / the best found's; 1.0 = the builder is as fast), log y;
+    builder, the fp16-compressed ones (horovod-fp16, ddp-fp16) included (the builder's iteration
+    time / the best found's; 1.0 = the builder is as fast), log y; the printed summary adds the
+    comparison with compression off (lossy fp16 on neither side);
   autosync_trials: the best iteration time found so far against the number of strategies run on
     the simulator, relative to the best builder (below 1 = faster than every builder).
 
@@ -56,8 +58,14 @@ def main():
                 ys.append(t / rep["best"]["mean_s"] if t else np.nan)
             ax.bar(x + (k - (len(builders) - 1) / 2) * w, ys, w, label=b, color=cmap(k % 10))
         for name, rep in rows:
+            # Same options (every builder, fp16 ones included), then compression off (issue 32).
             sp = rep["speedup_over_best_builder"]
-            print(f"{name:22} {cl:11} {rep['best']['mean_s'] * 1e3:9.2f}ms {sp:15.2f}x  {rep['best_builder']['builder']}")
+            off = rep.get("compression_off") or {}
+            off_text = (f"  compression off {off['speedup_over_best_builder']:.2f}x vs {off['best_builder']['builder']}"
+                        if off else "")
+            lossy = " (fp16, lossy)" if rep["best"].get("lossy") else ""
+            print(f"{name:22} {cl:11} {rep['best']['mean_s'] * 1e3:9.2f}ms{lossy} {sp:15.2f}x  "
+                  f"{rep['best_builder']['builder']}{off_text}")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_yscale("log")
         ax.set_xticks(x, [f"{n}\n{rep['speedup_over_best_builder']:.2f}x" for n, rep in rows], fontsize=7)

@@ -1,6 +1,9 @@
 // The cast pricing is described in compression.hpp's header comment.
 #include "autoddl/sync/compression.hpp"
 
+#include <string_view>
+#include <unordered_map>
+
 #include "autoddl/costmodel/compute.hpp"
 
 namespace autoddl::sync {
@@ -10,10 +13,14 @@ bool compresses(const Synchronizer& s, const Variable& v) {
          v.dtype == costmodel::DType::fp32;
 }
 
-bool uses_compression(const Strategy& s) {
+bool uses_compression(const Strategy& s, const std::vector<Variable>& vars) {
+  std::unordered_map<std::string_view, const Variable*> by_name;
+  for (const Variable& v : vars) by_name.emplace(v.name, &v);
   for (const VarConfig& vc : s.vars) {
+    auto it = by_name.find(vc.var);
+    if (it == by_name.end()) continue;
     for (const Synchronizer& p : vc.parts) {
-      if (p.compressor != Compressor::none) return true;
+      if (compresses(p, *it->second)) return true;
     }
   }
   return false;

@@ -63,10 +63,14 @@ TEST_CASE("which strategies compress: fp16 on dense fp32 all-reduce only", "[syn
   CHECK_FALSE(compresses(ps, dense));
   ClusterSpec c = test::test_cluster(4, 1);
   std::vector<Variable> vars = extract_variables(test::tiny_model(false));
-  CHECK_FALSE(uses_compression(find_builder("horovod").build(vars, c)));
-  CHECK_FALSE(uses_compression(find_builder("ddp").build(vars, c)));
-  CHECK(uses_compression(find_builder("horovod-fp16").build(vars, c)));
-  CHECK(uses_compression(find_builder("ddp-fp16").build(vars, c)));
+  CHECK_FALSE(uses_compression(find_builder("horovod").build(vars, c), vars));
+  CHECK_FALSE(uses_compression(find_builder("ddp").build(vars, c), vars));
+  CHECK(uses_compression(find_builder("horovod-fp16").build(vars, c), vars));
+  CHECK(uses_compression(find_builder("ddp-fp16").build(vars, c), vars));
+  // fp16 on 16-bit gradients changes nothing: not lossy
+  std::vector<Variable> bf16 = vars;
+  for (Variable& v : bf16) v.dtype = DType::bf16;
+  CHECK_FALSE(uses_compression(find_builder("ddp-fp16").build(bf16, c), bf16));
 }
 
 TEST_CASE("analytical: a compressed group takes the halved-bytes time plus its casts", "[sync][compression]") {

@@ -10,6 +10,8 @@
 //   strategy that compresses is marked lossy in reports and compared separately (issue 32).
 // Both evaluators (analytical.cpp, sync_emit.cpp) use these functions, so they charge the same.
 #pragma once
+#include <vector>
+
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/sync/strategy.hpp"
 
@@ -19,8 +21,9 @@ namespace autoddl::sync {
 // gradient has nothing to cast; sparse gradients go through an all-gather, uncompressed).
 bool compresses(const Synchronizer& s, const Variable& v);
 
-// Whether any part of `s` asks for a lossy compressor (whatever variable it is on).
-bool uses_compression(const Strategy& s);
+// Whether `s` compresses any of `vars` (so it is lossy); a compressor on a gradient it cannot
+// change (16-bit, sparse, PS) does not count.
+bool uses_compression(const Strategy& s, const std::vector<Variable>& vars);
 
 // Seconds of the two casts around one all-reduce whose compressed members hold `fp32_bytes`
 // of fp32 gradients (0 for none).
