@@ -1,6 +1,10 @@
 // `autoddl sync search`: parses, calls sync::low_shot_search (lowshot.hpp), prints the best
 // found against every builder (means of the same repeated simulator runs) and writes the best
-// strategy and a JSON report; progress lines go to stderr.
+// strategy and a JSON report; progress lines go to stderr. Two comparisons (issue 32): with the
+// same options (every builder, fp16-compressed ones included, as the search may compress) and
+// with compression off (the best uncompressed found vs the best uncompressed builder); rows
+// that compress are marked lossy.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -44,10 +48,20 @@ int run_search(const SearchOptions& opt) {
 
   nlohmann::json builders = nlohmann::json::array(), runs = nlohmann::json::array(), finals = nlohmann::json::array();
   for (const sync::LowShotFinal& f : r.finals) {
-    finals.push_back({{"name", f.name}, {"mean_s", f.mean_s}, {"builder", f.builder}});
+    finals.push_back({{"name", f.name}, {"mean_s", f.mean_s}, {"builder", f.builder}, {"lossy", f.compressed}});
     if (f.builder)
-      builders.push_back({{"builder", f.name}, {"mean_s", f.mean_s}, {"speedup_of_best", f.mean_s / r.best_s}});
+      builders.push_back({{"builder", f.name}, {"mean_s", f.mean_s}, {"speedup_of_best", f.mean_s / r.best_s},
+                          {"lossy", f.compressed}});
   }
+  // Compression off: the fastest uncompressed final against the fastest uncompressed builder
+  // (null where none ran, e.g. every final compresses).
+  const sync::LowShotFinal* plain = r.best_plain < 0 ? nullptr : &r.finals[static_cast<size_t>(r.best_plain)];
+  const bool plain_ok = plain != nullptr && !r.best_plain_builder.empty();
+  nlohmann::json compression_off = nullptr;
+  if (plain_ok)
+    compression_off = {{"best", {{"name", plain->name}, {"mean_s", plain->mean_s}, {"builder", plain->builder}}},
+                       {"best_builder", {{"builder", r.best_plain_builder}, {"mean_s", r.best_plain_builder_s}}},
+                       {"speedup_over_best_builder", r.best_plain_builder_s / plain->mean_s}};
   for (const sync::LowShotRun& run : r.runs)
     runs.push_back({{"source", run.source}, {"round", run.round}, {"analytical_s", run.analytical_s},
                     {"runtime_s", run.runtime_s}, {"score", run.score}});
@@ -57,10 +71,12 @@ int run_search(const SearchOptions& opt) {
       {"model", g.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"trials", o.trials}, {"seed", o.seed},
       {"ranker", o.ranker}, {"pretrained", o.pretrained}, {"per_round", o.per_round}, {"explore", o.explore},
       {"repeats", o.repeats}, {"neighbours", o.mutate}, {"rounds", r.rounds}, {"simulated_runs", r.runs.size()},
-      {"best", {{"name", best.name}, {"mean_s", r.best_s}, {"builder", best.builder},
+      {"best", {{"name", best.name}, {"mean_s", r.best_s}, {"builder", best.builder}, {"lossy", best.compressed},
                 {"strategy", sync::strategy_to_json(best_strategy)}}},
+      // Same options: every builder, the fp16-compressed ones included, as the search may compress.
       {"best_builder", {{"builder", r.best_builder}, {"mean_s", r.best_builder_s}}},
       {"speedup_over_best_builder", r.best_builder_s / r.best_s},
+      {"compression_off", compression_off},
       {"ranker_accuracy_on_picks", r.last_round_accuracy},
       {"builders", builders}, {"finals", finals}, {"runs", runs}, {"wall_s", wall_s}};
   OutputFiles out;
@@ -72,16 +88,30 @@ int run_search(const SearchOptions& opt) {
               "seed %llu, %d rounds, %.1f s\n",
               g.name.c_str(), c.name.c_str(), c.total_gpus(), static_cast<int>(r.runs.size()) - r.builders,
               r.builders, o.ranker.c_str(), static_cast<unsigned long long>(o.seed), r.rounds, wall_s);
-  std::printf("  %-24s %14s %12s   (mean of %d simulated runs, same seeds)\n", "strategy", "iteration", "best is",
+  std::printf("  %-30s %14s %12s   (mean of %d simulated runs, same seeds)\n", "strategy", "iteration", "best is",
               o.repeats);
-  std::printf("  %-24s %14s %12s\n", ("best: " + best.name).c_str(), human_seconds(r.best_s).c_str(), "");
+  auto lossy = [](const sync::LowShotFinal& f) { return f.compressed ? "  fp16, lossy" : ""; };
+  std::printf("  %-30s %14s %12s%s\n", ("best: " + best.name).c_str(), human_seconds(r.best_s).c_str(), "", lossy(best));
+  if (plain != nullptr && plain != &best && !plain->builder) {  // a builder has its own row
+    std::printf("  %-30s %14s %11.2fx\n", ("best uncompressed: " + plain->name).c_str(),
+                human_seconds(plain->mean_s).c_str(), plain->mean_s / r.best_s);
+  }
   for (const sync::LowShotFinal& f : r.finals) {
     if (!f.builder) continue;
-    std::printf("  %-24s %14s %11.2fx\n", f.name.c_str(), human_seconds(f.mean_s).c_str(), f.mean_s / r.best_s);
+    std::printf("  %-30s %14s %11.2fx%s\n", f.name.c_str(), human_seconds(f.mean_s).c_str(), f.mean_s / r.best_s,
+                lossy(f));
   }
-  std::printf("best found vs best builder (%s): %.2fx; best found's single run %s (analytical %s)\n",
+  std::printf("best found vs best builder, same options (%s): %.2fx; best found's single run %s (analytical %s)\n",
               r.best_builder.c_str(), r.best_builder_s / r.best_s, human_seconds(best_run.runtime_s).c_str(),
               human_seconds(best_run.analytical_s).c_str());
+  if (plain_ok) {
+    std::printf("compression off: best found %s vs best builder (%s): %.2fx\n", plain->name.c_str(),
+                r.best_plain_builder.c_str(), r.best_plain_builder_s / plain->mean_s);
+  }
+  if (std::any_of(r.finals.begin(), r.finals.end(), [](const sync::LowShotFinal& f) { return f.compressed; })) {
+    std::printf("fp16 compression is lossy: it halves the gradients' bytes (casts charged) but rounds them, "
+                "which can change convergence\n");
+  }
   if (!opt.out.empty()) std::printf("strategy written to %s\n", opt.out.c_str());
   return 0;
 #else

@@ -2,7 +2,9 @@
 """AutoSync figures from a sweep of sync_search cells (AutoSync's low-shot search on the simulator):
 
   autosync_speedup: per model on each cluster, the best strategy found against every hand-made
-    builder (the builder's iteration time / the best found's; 1.0 = the builder is as fast), log y;
+    builder, the fp16-compressed ones (horovod-fp16, ddp-fp16) included (the builder's iteration
+    time / the best found's; 1.0 = the builder is as fast), log y; the printed summary adds the
+    comparison with compression off (lossy fp16 on neither side);
   autosync_trials: the best iteration time found so far against the number of strategies run on
     the simulator, relative to the best builder (below 1 = faster than every builder).
 
@@ -43,8 +45,8 @@ def main():
     builders = sorted({b["builder"] for rows in cells.values() for _, rep in rows for b in rep["builders"]})
 
     fig, axes = plt.subplots(len(clusters), 1, figsize=(9, 3.0 * len(clusters)), squeeze=False)
-    cmap = plt.get_cmap("tab10")
-    print(f"{'model':22} {'cluster':11} {'best found':>11} {'vs best builder':>16}  best builder")
+    cmap = plt.get_cmap("tab20")  # 11 builders: tab10 would repeat a colour
+    print(f"{'model':22} {'cluster':11} {'best found':>11} {'':13} {'vs best builder':>16}  best builder")
     for ax, cl in zip(axes[:, 0], clusters):
         rows = sorted(cells[cl], key=lambda x: x[0])
         x = np.arange(len(rows))
@@ -54,10 +56,16 @@ def main():
             for _, rep in rows:
                 t = {e["builder"]: e["mean_s"] for e in rep["builders"]}.get(b)
                 ys.append(t / rep["best"]["mean_s"] if t else np.nan)
-            ax.bar(x + (k - (len(builders) - 1) / 2) * w, ys, w, label=b, color=cmap(k % 10))
+            ax.bar(x + (k - (len(builders) - 1) / 2) * w, ys, w, label=b, color=cmap(k % 20))
         for name, rep in rows:
+            # Same options (every builder, fp16 ones included), then compression off (issue 32).
             sp = rep["speedup_over_best_builder"]
-            print(f"{name:22} {cl:11} {rep['best']['mean_s'] * 1e3:9.2f}ms {sp:15.2f}x  {rep['best_builder']['builder']}")
+            off = rep.get("compression_off") or {}
+            off_text = (f"  compression off {off['speedup_over_best_builder']:.2f}x vs {off['best_builder']['builder']}"
+                        if off else "")
+            lossy = "(fp16, lossy)" if rep["best"].get("lossy") else ""
+            print(f"{name:22} {cl:11} {rep['best']['mean_s'] * 1e3:9.2f}ms {lossy:13} {sp:15.2f}x  "
+                  f"{rep['best_builder']['builder']}{off_text}")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_yscale("log")
         ax.set_xticks(x, [f"{n}\n{rep['speedup_over_best_builder']:.2f}x" for n, rep in rows], fontsize=7)
@@ -75,7 +83,7 @@ def main():
             if not runs:
                 continue
             best = np.minimum.accumulate([r["runtime_s"] for r in runs]) / rep["best_builder"]["mean_s"]
-            ax.plot(np.arange(1, len(best) + 1), best, label=name, color=cmap(k % 10), linewidth=1)
+            ax.plot(np.arange(1, len(best) + 1), best, label=name, color=cmap(k % 20), linewidth=1)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_yscale("log")
         ax.set_xlabel("sampled strategies run on the simulator")

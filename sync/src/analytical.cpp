@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/sync/compression.hpp"
 
 namespace autoddl::sync {
 
@@ -186,8 +187,13 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       if (p.var->sparse) {
         gt.sparse_gather_bytes += W * sender_bytes(p, W);
       } else {
-        const bool halve = p.sync->compressor == Compressor::fp16 && p.var->dtype == DType::fp32;
-        gt.dense_bytes += p.var->bytes * p.fraction * (halve ? 0.5 : 1.0);
+        const double bytes = p.var->bytes * p.fraction;
+        if (compresses(*p.sync, *p.var)) {
+          gt.compressed_fp32_bytes += bytes;
+          gt.dense_bytes += bytes / 2;
+        } else {
+          gt.dense_bytes += bytes;
+        }
       }
     }
     std::vector<GroupTerms> order;
@@ -205,9 +211,11 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
         if (gt.dense_bytes <= 0) used = "all_gather";
       }
       gt.algorithm = used;
-      gt.time_s = time;
       gt.overhead_s = overhead;
       gt.transmission_s = time - overhead;
+      gt.cast_s = fp16_cast_s(c.gpu, gt.compressed_fp32_bytes);
+      time += gt.cast_s;
+      gt.time_s = time;
       ev.nic_max_s += gt.transmission_s;
       ev.ar_max_s = std::max(ev.ar_max_s, time);
       ev.ar_sum_s += time;

@@ -13,7 +13,7 @@ nlohmann::json evaluation_to_json(const Evaluation& e) {
   for (const GroupTerms& g : e.groups) {
     groups.push_back({{"group", g.group}, {"members", g.members}, {"dense_bytes", g.dense_bytes},
                       {"sparse_gather_bytes", g.sparse_gather_bytes}, {"algorithm", g.algorithm},
-                      {"transmission_s", g.transmission_s}, {"overhead_s", g.overhead_s},
+                      {"transmission_s", g.transmission_s}, {"overhead_s", g.overhead_s}, {"cast_s", g.cast_s},
                       {"time_s", g.time_s}, {"ready_s", g.ready_s}, {"end_s", g.end_s}});
   }
   return {{"workers", e.workers},         {"forward_s", e.forward_s},

@@ -191,6 +191,28 @@ Strategy build_ddp(const std::vector<Variable>& vars, const ClusterSpec&) {
   return bucketed("ddp", vars, kDdpFirstBucketBytes, kDdpBucketBytes, true);
 }
 
+// The same buckets with every dense all-reduce in fp16 (compression.hpp: lossy, casts charged).
+// Horovod: hvd.DistributedOptimizer(..., compression=hvd.Compression.fp16); FP16Compressor
+// (horovod/tensorflow/compression.py, horovod/torch/compression.py) casts each floating-point
+// gradient to float16 before the all-reduce and back to its dtype after.
+// DDP: model.register_comm_hook(None, fp16_compress_hook)
+// (torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py) casts each bucket's flat buffer
+// to float16, all-reduces it and copies the result back into the fp32 bucket.
+Strategy fp16(Strategy s, const char* name, const std::vector<Variable>& vars) {
+  s.id = s.builder = name;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (!vars[i].sparse) s.vars[i].parts[0].compressor = Compressor::fp16;
+  }
+  return s;
+}
+
+Strategy build_horovod_fp16(const std::vector<Variable>& vars, const ClusterSpec& c) {
+  return fp16(build_horovod(vars, c), "horovod-fp16", vars);
+}
+Strategy build_ddp_fp16(const std::vector<Variable>& vars, const ClusterSpec& c) {
+  return fp16(build_ddp(vars, c), "ddp-fp16", vars);
+}
+
 }  // namespace
 
 const std::vector<BuilderInfo>& builders() {
@@ -207,6 +229,9 @@ const std::vector<BuilderInfo>& builders() {
       {"parallax", "AutoDist Parallax: sparse to load-balanced PS, dense to all-reduce", build_parallax},
       {"horovod", "Horovod tensor fusion: 64 MiB fusion buffers in gradient-ready order", build_horovod},
       {"ddp", "PyTorch DDP: 25 MiB buckets (first 1 MiB) in gradient-ready order", build_ddp},
+      {"horovod-fp16", "Horovod with hvd.Compression.fp16: its buffers all-reduced in fp16 (lossy)",
+       build_horovod_fp16},
+      {"ddp-fp16", "PyTorch DDP with fp16_compress_hook: its buckets all-reduced in fp16 (lossy)", build_ddp_fp16},
   };
   return table;
 }

@@ -17,6 +17,7 @@
 #include "autoddl/sim/child_pool.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
+#include "autoddl/sync/compression.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/neighbours.hpp"
 #include "autoddl/sync/ranker.hpp"
@@ -221,6 +222,13 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     return res.runs[static_cast<size_t>(a)].runtime_s < res.runs[static_cast<size_t>(b)].runtime_s;
   });
   for (size_t k = 0; k < sampled.size() && k < static_cast<size_t>(o.confirm_top); ++k) finalists.push_back(sampled[k]);
+  // And the confirm_top fastest without compression (the "compression off" comparison).
+  int plain = 0;
+  for (size_t k = 0; k < sampled.size() && plain < o.confirm_top; ++k) {
+    if (uses_compression(res.runs[static_cast<size_t>(sampled[k])].strategy, vars)) continue;
+    ++plain;
+    if (k >= static_cast<size_t>(o.confirm_top)) finalists.push_back(sampled[k]);
+  }
   say("final: " + std::to_string(finalists.size()) + " strategies x " + std::to_string(o.repeats) + " runs");
   const std::vector<double> runs_s =
       map_in_children(static_cast<int>(finalists.size()) * o.repeats, o.jobs, [&](int t) {
@@ -234,7 +242,7 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     const LowShotRun& r = res.runs[static_cast<size_t>(finalists[f])];
     const bool builder = finalists[f] < res.builders;
     res.finals.push_back({builder ? r.source : "sampled-" + std::to_string(finalists[f] - res.builders),
-                          total[f] / o.repeats, builder, finalists[f]});
+                          total[f] / o.repeats, builder, uses_compression(r.strategy, vars), finalists[f]});
   }
   std::stable_sort(res.finals.begin(), res.finals.end(),
                    [](const LowShotFinal& a, const LowShotFinal& b) { return a.mean_s < b.mean_s; });
@@ -245,6 +253,15 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
       res.best_builder = f.name;
       res.best_builder_s = f.mean_s;
       break;
+    }
+  }
+  for (size_t f = 0; f < res.finals.size(); ++f) {
+    const LowShotFinal& fi = res.finals[f];
+    if (fi.compressed) continue;
+    if (res.best_plain < 0) res.best_plain = static_cast<int>(f);
+    if (fi.builder && res.best_plain_builder.empty()) {
+      res.best_plain_builder = fi.name;
+      res.best_plain_builder_s = fi.mean_s;
     }
   }
   return res;

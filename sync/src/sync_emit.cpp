@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "autoddl/costmodel/collective.hpp"
+#include "autoddl/sync/compression.hpp"
 
 namespace autoddl::sync::detail {
 
@@ -50,9 +51,12 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
   SyncEmitResult out;
   if (W <= 1) return out;
   auto factor = [&] { return in.bytes_factor ? in.bytes_factor() : 1.0; };
-  auto add = [&](sim::TaskId id, double expected_s) {
+  auto emitted = [&](sim::TaskId id, double expected_s) {
     out.tasks.push_back(id);
     out.expected_s.push_back(expected_s);
+  };
+  auto add = [&](sim::TaskId id, double expected_s) {
+    emitted(id, expected_s);
     ++out.transfers;
   };
 
@@ -73,6 +77,7 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
     double order = 0;
     int last_var = -1;  // the member ready last: its ready tasks release the group
     double dense = 0, gather = 0;
+    double compressed_fp32 = 0;  // members' fp32 bytes sent as fp16 (half of it is in dense)
     ArAlgorithm algo = ArAlgorithm::automatic;
   };
   std::map<int, Group> groups;
@@ -87,8 +92,13 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
     if (pc.var->sparse) {
       gr.gather += W * sender_bytes(pc, W);
     } else {
-      const bool halve = pc.sync->compressor == Compressor::fp16 && pc.var->dtype == DType::fp32;
-      gr.dense += pc.var->bytes * pc.fraction * (halve ? 0.5 : 1.0);
+      const double bytes = pc.var->bytes * pc.fraction;
+      if (compresses(*pc.sync, *pc.var)) {
+        gr.compressed_fp32 += bytes;
+        gr.dense += bytes / 2;
+      } else {
+        gr.dense += bytes;
+      }
     }
   }
   std::vector<std::pair<double, int>> group_order;  // (order, group id)
@@ -104,6 +114,22 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       const std::string name = "group " + std::to_string(group_order[next_group].second);
+      // Compression's casts (compression.hpp): half of fp16_cast_s on every rank before the
+      // collective, on its stream once the group is ready there, and half after it. Not
+      // jittered, so a strategy's draws do not depend on whether it compresses.
+      const double cast_s = fp16_cast_s(c.gpu, gr.compressed_fp32) / 2;
+      // after(r): what rank r's cast waits for.
+      auto casts = [&](const auto& after, const char* what) {
+        std::vector<sim::TaskId> ids;
+        for (int r = 0; r < W; ++r) {
+          ids.push_back(p.compute_seconds(L.devices[static_cast<size_t>(r)], cast_s,
+                                          {.deps = {after(r)}, .phase = L.phase, .stream = L.ar_stream,
+                                           .name = name + what, .stage = L.stage}));
+          emitted(ids.back(), cast_s);
+        }
+        return ids;
+      };
+      if (cast_s > 0) deps = casts([&](int r) { return in.ready(r, gr.last_var); }, " fp16 cast");
       auto collective = [&](CollectiveKind kind, double bytes, CollectiveAlgo algo, const std::string& n) {
         sim::Task t;
         t.kind = sim::TaskKind::collective;
@@ -117,11 +143,14 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
         t.channels = L.channels;
         t.deps = deps;
         t.stage = L.stage;
-        add(p.add(std::move(t)), collective_algo_time_s(c, kind, algo, all, bytes));
+        const sim::TaskId id = p.add(std::move(t));
+        add(id, collective_algo_time_s(c, kind, algo, all, bytes));
+        return id;
       };
       if (gr.dense > 0) {
         const double bytes = gr.dense * factor();
-        collective(CollectiveKind::all_reduce, bytes, chosen_algo(c, gr.algo, all, bytes), name);
+        const sim::TaskId ar = collective(CollectiveKind::all_reduce, bytes, chosen_algo(c, gr.algo, all, bytes), name);
+        if (cast_s > 0) casts([ar](int) { return ar; }, " fp32 cast");
       }
       if (gr.gather > 0) collective(CollectiveKind::all_gather, gr.gather * factor(), CollectiveAlgo::ring, name + " sparse");
       ++next_group;

@@ -5,7 +5,10 @@
 //
 // * All-reduce groups: one collective per fusion group over the group's ranks on `ar_stream`,
 //   in ready order (ties: group id), released on every rank by the task that makes its last
-//   member ready; sparse members add an all-gather of their touched rows and indices.
+//   member ready; sparse members add an all-gather of their touched rows and indices. A group
+//   with fp16-compressed members casts them on every rank, on the same stream, before (fp32 ->
+//   fp16) and after (fp16 -> fp32) its all-reduce: compute tasks of half fp16_cast_s each
+//   (compression.hpp), as the analytical evaluator charges them.
 // * PS: the server of a shard on group node n is the group's first rank on that node (sim/ has
 //   GPU hosts only; it sits behind the same node NIC as the node's CPU would). Rank w pushes to
 //   server node n on lane first_lane + w·nodes + n (the same stream index on both ends), so a

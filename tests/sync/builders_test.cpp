@@ -188,5 +188,5 @@ TEST_CASE("an unknown builder names --builder and lists the known ones", "[sync]
   CHECK(e->file() == "--builder");
   CHECK(e->reason() ==
         "unknown builder 'byteps' (known: ps, ps_lb, partitioned_ps, uneven_partitioned_ps, "
-        "all_reduce, partitioned_ar, parallax, horovod, ddp)");
+        "all_reduce, partitioned_ar, parallax, horovod, ddp, horovod-fp16, ddp-fp16)");
 }

@@ -10,6 +10,7 @@
 
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
+#include "autoddl/sync/compression.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/ranker.hpp"
 #include "autoddl/sync/strategy_json.hpp"
@@ -42,7 +43,28 @@ TEST_CASE("low-shot search: never slower than the best builder, deterministic fo
   CHECK(a.rounds == 4);
   CHECK(a.best_s <= a.best_builder_s);
   for (const LowShotFinal& f : a.finals) CHECK(a.best_s <= f.mean_s);
-  CHECK(a.finals.size() == builders().size() + 3);
+  // every builder, the 3 fastest sampled runs and the 3 fastest uncompressed ones (some may be
+  // among the first 3)
+  CHECK(a.finals.size() >= builders().size() + 3);
+  CHECK(a.finals.size() <= builders().size() + 6);
+  // Same options: the best builder is the fastest of all, fp16 ones included.
+  for (const LowShotFinal& f : a.finals) {
+    if (f.builder) CHECK(a.best_builder_s <= f.mean_s);
+  }
+  // Compression off: the fastest final and the fastest builder without a lossy compressor.
+  REQUIRE(a.best_plain >= 0);
+  const LowShotFinal& plain = a.finals[static_cast<size_t>(a.best_plain)];
+  CHECK_FALSE(plain.compressed);
+  CHECK_FALSE(uses_compression(a.runs[static_cast<size_t>(plain.run)].strategy, vars));
+  CHECK(a.best_plain_builder_s >= plain.mean_s);  // the builders are among the finals
+  for (const LowShotFinal& f : a.finals) {
+    CHECK(f.compressed == uses_compression(a.runs[static_cast<size_t>(f.run)].strategy, vars));
+    if (f.compressed) continue;
+    CHECK(plain.mean_s <= f.mean_s);
+    if (f.builder) CHECK(a.best_plain_builder_s <= f.mean_s);
+  }
+  CHECK(a.best_plain_builder != "horovod-fp16");
+  CHECK(a.best_plain_builder != "ddp-fp16");
   validate_strategy(a.best, vars, c, "best");
   // every run, sampled or a neighbour of a fast one, is a valid strategy
   for (const LowShotRun& r : a.runs) CHECK_NOTHROW(validate_strategy(r.strategy, vars, c, r.source));

@@ -16,7 +16,9 @@
 //   fp32 gradients) over all W GPUs with costmodel::collective_time (or the chosen algorithm),
 //   plus an all-gather of W·(rows_touched·(row bytes + 8)) for each sparse member (Horovod's
 //   IndexedSlices path). overhead = the time of a 0-byte collective (its α terms), transmission
-//   = the rest. Groups run one after another (one NCCL stream) once all members are ready.
+//   = the rest of the collectives' time; a group with compressed members adds cast_s, its
+//   fp32 -> fp16 -> fp32 casts (compression.hpp), before and after its collective on the same
+//   stream. Groups run one after another (one NCCL stream) once all members are ready.
 // * Aggregations (AutoSync's features): max and sum over PS servers and over AR groups.
 // * Iteration = forward + max(backward, end of the last transfer); PS and all-reduce transfers
 //   proceed concurrently. The optimizer step is not included (it is the same work for every
@@ -72,7 +74,9 @@ struct GroupTerms {
   double sparse_gather_bytes = 0;
   std::string algorithm;  // what ran ("ring", "tree", ...)
   double transmission_s = 0, overhead_s = 0;
-  double time_s = 0;
+  double compressed_fp32_bytes = 0;  // members' fp32 bytes sent as fp16 (dense_bytes has half)
+  double cast_s = 0;                 // their casts (compression.hpp)
+  double time_s = 0;                 // transmission + overhead + cast
   double ready_s = 0, end_s = 0;  // from the start of backward
 };
 

@@ -6,7 +6,9 @@
 // until `trials` sampled strategies have run. Every builder runs too and joins the training data
 // and the candidate pool, so the best found is never slower than the best builder. Runs jitter
 // (seeded), so the final choice re-runs the builders and the best few found `repeats` times
-// and compares means. Deterministic for a fixed seed, for any `jobs`.
+// and compares means. Deterministic for a fixed seed, for any `jobs`. The builders include the
+// fp16-compressed ones (horovod-fp16, ddp-fp16), so "best builder" has the same options as the
+// search; the result also names the best without compression on either side.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -51,6 +53,7 @@ struct LowShotFinal {
   std::string name;       // builder name, or "sampled-<trial>"
   double mean_s = 0;      // mean of `repeats` runs
   bool builder = false;
+  bool compressed = false;  // uses a lossy compressor (compression.hpp)
   int run = -1;           // index into runs
 };
 
@@ -63,6 +66,12 @@ struct LowShotResult {
   double best_s = 0;                // finals[0].mean_s
   std::string best_builder;
   double best_builder_s = 0;
+  // Compression off (issue 32): the fastest final and the fastest builder without a lossy
+  // compressor; best_plain indexes finals. The finals hold the confirm_top fastest uncompressed
+  // sampled runs too, so this is as well confirmed as the overall best.
+  int best_plain = -1;
+  std::string best_plain_builder;
+  double best_plain_builder_s = 0;
   // Held-out check of the last ranker: pairwise accuracy on the last round's runs, scored
   // before they ran (how well the model predicted the runs it chose).
   double last_round_accuracy = 0;
