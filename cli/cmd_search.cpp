@@ -20,6 +20,7 @@
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/output_files.hpp"
+#include "autoddl/costmodel/scheme_export.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "autoddl/search/explain.hpp"
 #include "autoddl/search/searcher.hpp"
@@ -31,7 +32,7 @@ namespace autoddl::cli {
 namespace {
 
 struct SearchCliOptions {
-  std::string model, knobs, cluster, mesh, method, out, json_file;
+  std::string model, knobs, cluster, mesh, method, out, json_file, export_format;
   std::optional<int> nodes;
   int pipeline_dim = -1;
   double time_limit_s = 60;
@@ -188,6 +189,8 @@ nlohmann::json result_json(const search::SearchResult& r, const search::SearchRe
 int run_search_cmd(const SearchCliOptions& opt) {
   using namespace costmodel;
   const auto t0 = std::chrono::steady_clock::now();
+  // An unknown export format is an input error before any search time is spent.
+  const ExportFormat* export_format = opt.export_format.empty() ? nullptr : &find_export_format(opt.export_format);
   Graph g = load_model(opt.model, opt.knobs);
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   search::SearchOptions so;
@@ -261,6 +264,17 @@ int run_search_cmd(const SearchCliOptions& opt) {
                   human_seconds(*run.ilp_bound_s).c_str());
     }
     if (opt.explain) print_explain(*best, g, ref);
+    if (export_format) {
+      // The search succeeded either way: a best scheme no framework flag expresses is said so in
+      // one line, with the first op that differs from the nearest Megatron layout.
+      try {
+        const std::string text = export_scheme(*export_format, g, c, best->scheme);
+        std::printf("\n%s settings for the best scheme (%s):\n%s", std::string(export_format->name).c_str(),
+                    std::string(export_format->version).c_str(), text.c_str());
+      } catch (const InputError& e) {
+        std::printf("\n%s cannot run the best scheme: %s\n", std::string(export_format->name).c_str(), e.what());
+      }
+    }
   }
   nlohmann::json sync_json;
   if (best && opt.sync) sync_json = search_best_sync(g, c, *best, opt.sync_trials, opt.seed);
@@ -307,6 +321,8 @@ RunFn setup_search(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--top", opt->top, "Rows of the ranked table")->capture_default_str()->check(integer_at_least(0));
   sub.add_option("--out", opt->out, "Write the best scheme as scheme JSON to FILE (autoddl cost --scheme FILE)");
+  sub.add_option("--export", opt->export_format,
+                 "Also print the best scheme as this framework's settings (as `autoddl export --to`), or why it cannot run it");
   sub.add_option("--json", opt->json_file, "Write every result, the tables' configuration and the best scheme to FILE");
   sub.add_flag("--explain", opt->explain, "Per layer: what the best scheme chose and what it costs");
   sub.add_option("--seed", opt->seed, "Seed of the random restarts (echoed in the output)")
