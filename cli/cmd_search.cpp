@@ -157,8 +157,28 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g, 
   }
 }
 
+// Which export formats run a scheme (export_formats(), every one that accepts it), and when
+// none does, why: the first op no Megatron layout runs that way.
+struct Runnable {
+  std::vector<std::string> formats;
+  std::string why_not;
+};
+Runnable runnable(const costmodel::Graph& g, const costmodel::ClusterSpec& c, const costmodel::Scheme& s) {
+  Runnable r;
+  for (const costmodel::ExportFormat& f : costmodel::export_formats()) {
+    try {
+      costmodel::export_scheme(f, g, c, s);
+      r.formats.emplace_back(f.name);
+    } catch (const InputError& e) {
+      if (r.why_not.empty()) r.why_not = e.reason();
+    }
+  }
+  if (!r.formats.empty()) r.why_not.clear();
+  return r;
+}
+
 nlohmann::json result_json(const search::SearchResult& r, const search::SearchResult* dp,
-                           const search::SearchResult* ref) {
+                           const search::SearchResult* ref, const costmodel::Graph& g, const costmodel::ClusterSpec& c) {
   if (!r.unavailable.empty()) {
     return {{"method", r.method}, {"iteration_s", nullptr}, {"feasible", false}, {"search_s", r.search_s},
             {"infeasible_reason", r.unavailable}, {"note", "no scheme: " + r.unavailable}};
@@ -182,7 +202,10 @@ nlohmann::json result_json(const search::SearchResult& r, const search::SearchRe
   if (r.objective_s) j["objective_s"] = *r.objective_s;
   if (r.best_objective_s) j["best_objective_s"] = *r.best_objective_s;
   if (r.bound_s) j["bound_s"] = *r.bound_s;
-  if (auto g = gap_of(r)) j["gap"] = *g;
+  if (auto x = gap_of(r)) j["gap"] = *x;
+  const Runnable run = runnable(g, c, r.scheme);
+  j["runnable"] = run.formats;
+  if (run.formats.empty()) j["autoddl_only"] = run.why_not;
   return j;
 }
 
@@ -259,6 +282,10 @@ int run_search_cmd(const SearchCliOptions& opt) {
       std::printf(", %.2fx over the best expert (%s)", ref->report.iteration_s / best->report.iteration_s, ref->method.c_str());
     }
     std::printf("%s\n", opt.out.empty() ? "" : (" -> " + opt.out).c_str());
+    const Runnable best_runs = runnable(g, c, best->scheme);
+    std::string by;
+    for (const std::string& f : best_runs.formats) by += (by.empty() ? "" : ", ") + f;
+    std::printf("runnable by: %s\n", by.empty() ? ("none (autoddl-only: " + best_runs.why_not + ")").c_str() : by.c_str());
     if (run.ilp_bound_s) {
       std::printf("ILP lower bound on the search's table objective (its additive surrogate of the iteration): %s\n",
                   human_seconds(*run.ilp_bound_s).c_str());
@@ -272,7 +299,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
         std::printf("\n%s settings for the best scheme (%s):\n%s", std::string(export_format->name).c_str(),
                     std::string(export_format->version).c_str(), text.c_str());
       } catch (const InputError& e) {
-        std::printf("\n%s cannot run the best scheme: %s\n", std::string(export_format->name).c_str(), e.what());
+        std::printf("\n%s cannot run the best scheme: %s\n", std::string(export_format->name).c_str(), e.reason().c_str());
       }
     }
   }
@@ -285,13 +312,13 @@ int run_search_cmd(const SearchCliOptions& opt) {
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
                         {"tie_layers", opt.tie_layers}, {"zero_storage", so.zero_storage}};
     j["results"] = nlohmann::json::array();
-    for (const auto& r : run.results) j["results"].push_back(result_json(r, dp, ref));
+    for (const auto& r : run.results) j["results"].push_back(result_json(r, dp, ref, g, c));
     j["skipped"] = nlohmann::json::array();
     for (const auto& [m, why] : run.skipped) j["skipped"].push_back({{"method", m}, {"reason", why}});
     if (!run.config.is_null()) j["tables"] = run.config;
     if (run.ilp_bound_s) j["ilp_bound_s"] = *run.ilp_bound_s;
     if (best) {
-      j["best"] = result_json(*best, dp, ref);
+      j["best"] = result_json(*best, dp, ref, g, c);
       if (ref) j["best_expert"] = ref->method;
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
     }

@@ -80,6 +80,14 @@ TEST_CASE("a scheme that is no Megatron layout is refused naming its first diffe
   } catch (const autoddl::InputError& e) {
     CHECK(std::string(e.what()).find("not a layout megatron-lm runs: op " + g.ops[changed].name) != std::string::npos);
   }
+  // A CNN on a data-parallel mesh is a Megatron layout, but no Megatron model: refused.
+  const Graph cnn = build_zoo_model("resnet50", {{"batch", "32"}});
+  try {
+    export_scheme(find_export_format("megatron-lm"), cnn, c, make_scheme("dp", cnn, c, {}));
+    FAIL("exported a CNN to Megatron-LM");
+  } catch (const autoddl::InputError& e) {
+    CHECK(std::string(e.what()).find("has no attention") != std::string::npos);
+  }
   // ZeRO-3's sharded parameter storage is not a Megatron layout either.
   const MegatronMatch z3 = match_megatron_layout(g, c, make_scheme("zero3", g, c, {}));
   CHECK_FALSE(z3.layout);

@@ -31,6 +31,14 @@ const ExportFormat& find_export_format(std::string_view name) {
 
 std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,
                           const Scheme& scheme) {
+  // Megatron-LM and Megatron-Bridge train transformers: a model without attention (a CNN, an
+  // MLP) has no Megatron model to put the layout on, whatever its mesh.
+  bool attention = false;
+  for (const Op& op : graph.ops) attention = attention || op.attention_core;
+  if (!attention) {
+    throw InputError("--scheme", "", std::string(format.name) + " trains transformer models; " + graph.name +
+                                         " has no attention");
+  }
   const MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
   if (!m.layout) {
     throw InputError("--scheme", "", "not a layout " + std::string(format.name) + " runs: " + m.why_not);
