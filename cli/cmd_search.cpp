@@ -165,12 +165,14 @@ struct Runnable {
 };
 Runnable runnable(const costmodel::Graph& g, const costmodel::ClusterSpec& c, const costmodel::Scheme& s) {
   Runnable r;
+  const std::optional<costmodel::MegatronLayout> layout = costmodel::exportable_layout(g, c, s, r.why_not);
+  if (!layout) return r;
   for (const costmodel::ExportFormat& f : costmodel::export_formats()) {
     try {
-      costmodel::export_scheme(f, g, c, s);
+      f.write(g, *layout);
       r.formats.emplace_back(f.name);
     } catch (const InputError& e) {
-      if (r.why_not.empty()) r.why_not = e.reason();
+      if (r.why_not.empty()) r.why_not = std::string(f.name) + ": " + e.reason();
     }
   }
   if (!r.formats.empty()) r.why_not.clear();

@@ -78,7 +78,7 @@ TEST_CASE("a scheme that is no Megatron layout is refused naming its first diffe
     export_scheme(find_export_format("megatron-lm"), g, c, s);
     FAIL("exported a scheme Megatron-LM does not run");
   } catch (const autoddl::InputError& e) {
-    CHECK(std::string(e.what()).find("not a layout megatron-lm runs: op " + g.ops[changed].name) != std::string::npos);
+    CHECK(std::string(e.what()).find("megatron-lm cannot run it: not a Megatron layout: op " + g.ops[changed].name) != std::string::npos);
   }
   // A CNN on a data-parallel mesh is a Megatron layout, but no Megatron model: refused.
   const Graph cnn = build_zoo_model("resnet50", {{"batch", "32"}});

@@ -29,21 +29,27 @@ const ExportFormat& find_export_format(std::string_view name) {
   throw InputError("--to", "", "unknown format '" + std::string(name) + "' (known: " + known + ")");
 }
 
-std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,
-                          const Scheme& scheme) {
+std::optional<MegatronLayout> exportable_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
+                                                std::string& why_not) {
   // Megatron-LM and Megatron-Bridge train transformers: a model without attention (a CNN, an
   // MLP) has no Megatron model to put the layout on, whatever its mesh.
   bool attention = false;
   for (const Op& op : graph.ops) attention = attention || op.attention_core;
   if (!attention) {
-    throw InputError("--scheme", "", std::string(format.name) + " trains transformer models; " + graph.name +
-                                         " has no attention");
+    why_not = "Megatron trains transformer models; " + graph.name + " has no attention";
+    return std::nullopt;
   }
-  const MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
-  if (!m.layout) {
-    throw InputError("--scheme", "", "not a layout " + std::string(format.name) + " runs: " + m.why_not);
-  }
-  return format.write(graph, *m.layout);
+  MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
+  if (!m.layout) why_not = "not a Megatron layout: " + m.why_not;
+  return m.layout;
+}
+
+std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,
+                          const Scheme& scheme) {
+  std::string why_not;
+  const std::optional<MegatronLayout> layout = exportable_layout(graph, cluster, scheme, why_not);
+  if (!layout) throw InputError("--scheme", "", std::string(format.name) + " cannot run it: " + why_not);
+  return format.write(graph, *layout);
 }
 
 }  // namespace autoddl::costmodel

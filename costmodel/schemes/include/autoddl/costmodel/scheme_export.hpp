@@ -4,6 +4,7 @@
 // exported: a per-op scheme that no framework flag expresses is refused with its first differing
 // op (megatron_layout.hpp).
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,11 @@ struct ExportFormat {
 const std::vector<ExportFormat>& export_formats();
 // Throws InputError("--to", "", "unknown format 'x' (known: ...)").
 const ExportFormat& find_export_format(std::string_view name);
+
+// The Megatron layout `scheme` is, when the formats can export it (a transformer model on a
+// Megatron layout); else nullopt and `why_not` says why in one line.
+std::optional<MegatronLayout> exportable_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
+                                                std::string& why_not);
 
 // The settings that run `scheme`; throws InputError("--scheme", "", why) when it is not a
 // layout the framework runs.
