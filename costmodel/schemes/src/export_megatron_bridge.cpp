@@ -58,7 +58,7 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
   else if (dtype == DType::bf16) set("mixed_precision", "\"bf16_mixed\"");
   else if (dtype == DType::fp16) set("mixed_precision", "\"fp16_mixed\"");
   if (l.pp > 1 && l.scatter_gather_sends) {
-    s += "# sg=1 (pipeline sends scattered over tp and all-gathered) has no Megatron-Bridge setting\n";
+    s += "# sg=1 prices pipeline sends scattered over tp (Megatron-LM v2.x); Megatron-core sends whole tensors: cost the layout with sg=0 for the program it runs\n";
   }
   return s;
 }

@@ -41,7 +41,11 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
     // overlap_p2p_comm is on by default (store_false); pp_overlap=0 turns it off.
     if (!l.pp_overlap) arg("--no-overlap-p2p-communication");
   }
-  if (l.pp > 1 && !l.scatter_gather_sends) arg("--no-scatter-gather-tensors-in-pipeline");
+  // core_r0.11.0 parses --no-scatter-gather-tensors-in-pipeline but no code reads it: Megatron-core
+  // sends whole activations between stages (Megatron-LM v2.x scattered them over tp, SC'21 §4.1).
+  if (l.pp > 1 && l.scatter_gather_sends) {
+    s += "# sg=1 prices pipeline sends scattered over tp (Megatron-LM v2.x); this version sends whole tensors: cost the layout with sg=0 for the program it runs\n";
+  }
   if (l.sequence_parallel) arg("--sequence-parallel");
   if (l.tp_overlap) arg("--tp-comm-overlap");
   arg("--micro-batch-size " + std::to_string(l.micro_batch_size));
