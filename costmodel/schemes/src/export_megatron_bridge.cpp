@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/eval_frame.hpp"
 #include "autoddl/costmodel/scheme_export.hpp"
 
 namespace autoddl::costmodel {
@@ -12,13 +13,6 @@ namespace autoddl::costmodel {
 namespace {
 
 const char* py(bool b) { return b ? "True" : "False"; }
-
-DType training_dtype(const Graph& g) {
-  for (const Tensor& t : g.tensors) {
-    if (t.role == TensorRole::parameter) return t.dtype;
-  }
-  return DType::fp32;
-}
 
 }  // namespace
 

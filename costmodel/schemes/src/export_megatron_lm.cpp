@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/eval_frame.hpp"
 #include "autoddl/costmodel/scheme_export.hpp"
 
 namespace autoddl::costmodel {
@@ -12,13 +13,6 @@ namespace {
 
 void fail(const std::string& option, const std::string& why) {
   throw InputError("--scheme", option, why + " (Megatron-LM core_r0.11.0)");
-}
-
-DType training_dtype(const Graph& g) {
-  for (const Tensor& t : g.tensors) {
-    if (t.role == TensorRole::parameter) return t.dtype;
-  }
-  return DType::fp32;
 }
 
 }  // namespace
