@@ -67,17 +67,25 @@ bool regathered_for_weight_gradient(const Graph& graph, const Scheme& scheme, co
   return local_bytes(scheme.op_sigs[i].in[k], f.sbp_shape.data(), bytes) > local_bytes(produced, f.sbp_shape.data(), bytes);
 }
 
-// The data-gradient GEMMs that read tensor t as `layout` (Q, K and V read one gathered LayerNorm
-// output): half of each weight GEMM's backward. The re-gather is launched before them and waited
-// for before the weight gradients, so only what runs longer is exposed (Megatron-LM's async
-// all-gather; TE's bulk overlap of the all-gather with the dgrad GEMM under --tp-comm-overlap).
+// Whether op c is a weight GEMM reading tensor t as `layout` (Q, K and V read one gathered
+// LayerNorm output): the readers whose data-gradient GEMMs hide t's re-gather.
+bool regather_reader(const Graph& graph, const Scheme& scheme, int c, int t, const NdSbp& layout) {
+  const Op& reader = graph.ops[c];
+  return multiplies_weight(graph, reader) && reader.inputs[0] == t && scheme.op_sigs[c].in[0] == layout;
+}
+
+// Reader c's data-gradient GEMM: half of its backward.
+double data_gradient_gemm_s(const OpCompute& c) { return (c.bwd_s - c.recompute_s) / 2; }
+
+// The data-gradient GEMMs of t's readers as `layout`. The re-gather is launched before them and
+// waited for before the weight gradients, so only what runs longer is exposed (Megatron-LM's
+// async all-gather; TE's bulk overlap of the all-gather with the dgrad GEMM under
+// --tp-comm-overlap).
 double data_gradient_gemms_s(const Graph& graph, const Scheme& scheme, const std::vector<OpCompute>& compute, int t,
                              const NdSbp& layout) {
   double s = 0;
   for (int c : graph.consumers[t]) {
-    const Op& reader = graph.ops[c];
-    if (!multiplies_weight(graph, reader) || reader.inputs[0] != t || !(scheme.op_sigs[c].in[0] == layout)) continue;
-    s += (compute[c].bwd_s - compute[c].recompute_s) / 2;
+    if (regather_reader(graph, scheme, c, t, layout)) s += data_gradient_gemm_s(compute[c]);
   }
   return s;
 }
@@ -219,9 +227,8 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
           if (scheme.overlap_tp_comm && dgrad_s > 0) {
             const double used = (box - exposed) / dgrad_s;
             for (int c : graph.consumers[t]) {
-              const Op& reader = graph.ops[c];
-              if (!multiplies_weight(graph, reader) || reader.inputs[0] != t || !(scheme.op_sigs[c].in[0] == sig.in[k])) continue;
-              gemm_bwd_left[c] = std::max(0.0, gemm_bwd_left[c] - used * (compute[c].bwd_s - compute[c].recompute_s) / 2);
+              if (!regather_reader(graph, scheme, c, t, sig.in[k])) continue;
+              gemm_bwd_left[c] = std::max(0.0, gemm_bwd_left[c] - used * data_gradient_gemm_s(compute[c]));
             }
           }
           table.tally(in.from, in.to, tally);
