@@ -187,13 +187,9 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       if (p.var->sparse) {
         gt.sparse_gather_bytes += W * sender_bytes(p, W);
       } else {
-        const double bytes = p.var->bytes * p.fraction;
-        if (compresses(*p.sync, *p.var)) {
-          gt.compressed_fp32_bytes += bytes;
-          gt.dense_bytes += bytes / 2;
-        } else {
-          gt.dense_bytes += bytes;
-        }
+        const DenseBytes b = dense_bytes(*p.sync, *p.var, p.var->bytes * p.fraction);
+        gt.dense_bytes += b.wire;
+        gt.compressed_fp32_bytes += b.cast_fp32;
       }
     }
     std::vector<GroupTerms> order;

@@ -26,6 +26,11 @@ bool uses_compression(const Strategy& s, const std::vector<Variable>& vars) {
   return false;
 }
 
+DenseBytes dense_bytes(const Synchronizer& s, const Variable& v, double bytes) {
+  if (!compresses(s, v)) return {bytes, 0};
+  return {bytes / 2, bytes};
+}
+
 double fp16_cast_s(const costmodel::GpuSpec& gpu, double fp32_bytes) {
   if (fp32_bytes <= 0) return 0;
   // Each cast touches 1.5x the fp32 bytes: 4 + 2 bytes per element of 4.

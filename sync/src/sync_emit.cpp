@@ -92,13 +92,9 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
     if (pc.var->sparse) {
       gr.gather += W * sender_bytes(pc, W);
     } else {
-      const double bytes = pc.var->bytes * pc.fraction;
-      if (compresses(*pc.sync, *pc.var)) {
-        gr.compressed_fp32 += bytes;
-        gr.dense += bytes / 2;
-      } else {
-        gr.dense += bytes;
-      }
+      const DenseBytes b = dense_bytes(*pc.sync, *pc.var, pc.var->bytes * pc.fraction);
+      gr.dense += b.wire;
+      gr.compressed_fp32 += b.cast_fp32;
     }
   }
   std::vector<std::pair<double, int>> group_order;  // (order, group id)

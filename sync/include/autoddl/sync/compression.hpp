@@ -25,6 +25,13 @@ bool compresses(const Synchronizer& s, const Variable& v);
 // change (16-bit, sparse, PS) does not count.
 bool uses_compression(const Strategy& s, const std::vector<Variable>& vars);
 
+// What `bytes` of `v`'s dense gradient put in an all-reduce group under `s`: the bytes on the
+// wire (halved when compressed) and the fp32 bytes the casts touch (0 when not compressed).
+struct DenseBytes {
+  double wire = 0, cast_fp32 = 0;
+};
+DenseBytes dense_bytes(const Synchronizer& s, const Variable& v, double bytes);
+
 // Seconds of the two casts around one all-reduce whose compressed members hold `fp32_bytes`
 // of fp32 gradients (0 for none).
 double fp16_cast_s(const costmodel::GpuSpec& gpu, double fp32_bytes);
