@@ -180,7 +180,7 @@ Runnable runnable(const costmodel::Graph& g, const costmodel::ClusterSpec& c, co
 }
 
 nlohmann::json result_json(const search::SearchResult& r, const search::SearchResult* dp,
-                           const search::SearchResult* ref, const costmodel::Graph& g, const costmodel::ClusterSpec& c) {
+                           const search::SearchResult* ref, const Runnable& run) {
   if (!r.unavailable.empty()) {
     return {{"method", r.method}, {"iteration_s", nullptr}, {"feasible", false}, {"search_s", r.search_s},
             {"infeasible_reason", r.unavailable}, {"note", "no scheme: " + r.unavailable}};
@@ -205,7 +205,6 @@ nlohmann::json result_json(const search::SearchResult& r, const search::SearchRe
   if (r.best_objective_s) j["best_objective_s"] = *r.best_objective_s;
   if (r.bound_s) j["bound_s"] = *r.bound_s;
   if (auto x = gap_of(r)) j["gap"] = *x;
-  const Runnable run = runnable(g, c, r.scheme);
   j["runnable"] = run.formats;
   if (run.formats.empty()) j["autoddl_only"] = run.why_not;
   return j;
@@ -277,6 +276,11 @@ int run_search_cmd(const SearchCliOptions& opt) {
                                          : &run.results.front();
   const search::SearchResult* dp = find_result(run, "dp");
   if (dp && !dp->unavailable.empty()) dp = nullptr;
+  // Which frameworks run each result, matched once per result (results[0] is the best).
+  std::vector<Runnable> runs(run.results.size());
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    if (run.results[i].unavailable.empty()) runs[i] = runnable(g, c, run.results[i].scheme);
+  }
   if (best) {
     std::printf("\nbest: %s, %s per iteration%s", best->method.c_str(), human_seconds(best->report.iteration_s).c_str(),
                 best->report.feasible ? "" : " (INFEASIBLE: nothing fits)");
@@ -284,14 +288,15 @@ int run_search_cmd(const SearchCliOptions& opt) {
       std::printf(", %.2fx over the best expert (%s)", ref->report.iteration_s / best->report.iteration_s, ref->method.c_str());
     }
     std::printf("%s\n", opt.out.empty() ? "" : (" -> " + opt.out).c_str());
-    const Runnable best_runs = runnable(g, c, best->scheme);
+    const Runnable& best_runs = runs.front();
     std::string by;
     for (const std::string& f : best_runs.formats) by += (by.empty() ? "" : ", ") + f;
     std::printf("runnable by: %s\n", by.empty() ? ("none (autoddl-only: " + best_runs.why_not + ")").c_str() : by.c_str());
     if (by.empty()) {
       // The fastest result a framework runs, beside the best overall (results are ranked).
-      for (const auto& r : run.results) {
-        if (!r.unavailable.empty() || !r.report.feasible || runnable(g, c, r.scheme).formats.empty()) continue;
+      for (size_t i = 0; i < run.results.size(); ++i) {
+        const search::SearchResult& r = run.results[i];
+        if (!r.unavailable.empty() || !r.report.feasible || runs[i].formats.empty()) continue;
         std::printf("best runnable: %s, %s per iteration (%.2fx the best's time)\n", r.method.c_str(),
                     human_seconds(r.report.iteration_s).c_str(), r.report.iteration_s / best->report.iteration_s);
         break;
@@ -323,13 +328,13 @@ int run_search_cmd(const SearchCliOptions& opt) {
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
                         {"tie_layers", opt.tie_layers}, {"zero_storage", so.zero_storage}};
     j["results"] = nlohmann::json::array();
-    for (const auto& r : run.results) j["results"].push_back(result_json(r, dp, ref, g, c));
+    for (size_t i = 0; i < run.results.size(); ++i) j["results"].push_back(result_json(run.results[i], dp, ref, runs[i]));
     j["skipped"] = nlohmann::json::array();
     for (const auto& [m, why] : run.skipped) j["skipped"].push_back({{"method", m}, {"reason", why}});
     if (!run.config.is_null()) j["tables"] = run.config;
     if (run.ilp_bound_s) j["ilp_bound_s"] = *run.ilp_bound_s;
     if (best) {
-      j["best"] = result_json(*best, dp, ref, g, c);
+      j["best"] = result_json(*best, dp, ref, runs.front());
       if (ref) j["best_expert"] = ref->method;
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
     }
