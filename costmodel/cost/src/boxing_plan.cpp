@@ -67,13 +67,6 @@ bool regathered_for_weight_gradient(const Graph& graph, const Scheme& scheme, co
   return local_bytes(scheme.op_sigs[i].in[k], f.sbp_shape.data(), bytes) > local_bytes(produced, f.sbp_shape.data(), bytes);
 }
 
-// Whether op c is a weight GEMM reading tensor t as `layout` (Q, K and V read one gathered
-// LayerNorm output): the readers whose data-gradient GEMMs hide t's re-gather.
-bool regather_reader(const Graph& graph, const Scheme& scheme, int c, int t, const NdSbp& layout) {
-  const Op& reader = graph.ops[c];
-  return multiplies_weight(graph, reader) && reader.inputs[0] == t && scheme.op_sigs[c].in[0] == layout;
-}
-
 // Reader c's data-gradient GEMM: half of its backward.
 double data_gradient_gemm_s(const OpCompute& c) { return (c.bwd_s - c.recompute_s) / 2; }
 
@@ -97,6 +90,11 @@ int state(const BoxingTable& table, const NdSbp& s, const std::string& what) {
 }
 
 }  // namespace
+
+bool regather_reader(const Graph& graph, const Scheme& scheme, int reader, int t, const NdSbp& layout) {
+  const Op& op = graph.ops[reader];
+  return multiplies_weight(graph, op) && op.inputs[0] == t && scheme.op_sigs[reader].in[0] == layout;
+}
 
 BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame& f,
                        const std::vector<OpCompute>& compute, BoxingCache& cache, IterationPlan* plan) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/pipeline_schedule.hpp"
@@ -179,10 +180,8 @@ class Lowerer {
         const costmodel::NdSbp& layout = scheme.op_sigs[static_cast<size_t>(i)].in[static_cast<size_t>(k)];
         int launcher = i;
         for (int c : g_.consumers[static_cast<size_t>(in.tensor)]) {
-          const costmodel::Op& reader = g_.ops[static_cast<size_t>(c)];
           if (c > launcher && op_chunk_[static_cast<size_t>(c)] == op_chunk_[static_cast<size_t>(i)] &&
-              costmodel::multiplies_weight(g_, reader) && reader.inputs[0] == in.tensor &&
-              scheme.op_sigs[static_cast<size_t>(c)].in[0] == layout)
+              costmodel::regather_reader(g_, scheme, c, in.tensor, layout))
             launcher = c;
         }
         regather_at_[static_cast<size_t>(launcher)].push_back({i, k});

@@ -59,6 +59,11 @@ struct BoxingPlan {
   const InputBoxing& input(int op, int k) const { return inputs[static_cast<size_t>(op) * kMaxOpInputs + k]; }
 };
 
+// Whether op `reader` is a weight GEMM reading tensor t as `layout` (Q, K and V read one gathered
+// LayerNorm output): the readers whose data-gradient GEMMs hide t's weight-gradient re-gather
+// (PlannedInput::bwd_regather). The simulator launches the re-gather beside the same readers.
+bool regather_reader(const Graph& graph, const Scheme& scheme, int reader, int t, const NdSbp& layout);
+
 // Resolves every input's states (throws InputError("scheme", ...) for an SBP that does not
 // divide a micro-batch shape), prices the conversions and records them in plan->ops (not null).
 BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame& frame,
