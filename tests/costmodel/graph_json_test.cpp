@@ -128,7 +128,8 @@ TEST_CASE("each malformed graph is rejected naming the JSON path of the bad fiel
        "duplicate tensor name 'y' (also tensors[3])"},
       {"unknown op kind", [](json& j) { j["ops"][0]["kind"] = "matmull"; }, "ops[0].kind",
        "unknown op kind 'matmull' (known: matmul, conv2d, pool, bias_add, unary, binary, softmax, "
-       "layer_norm, batch_norm, embedding, reshape, transpose, concat, cross_entropy, attention)"},
+       "layer_norm, batch_norm, embedding, reshape, transpose, concat, cross_entropy, attention, moe_router, moe_dispatch, expert_matmul, "
+       "moe_combine)"},
       {"unknown op key", [](json& j) { j["ops"][1]["atrs"] = json::object(); }, "ops[1].atrs",
        "unknown key (allowed: name, kind, inputs, outputs, attrs, block, comment)"},
       {"missing outputs", [](json& j) { j["ops"][3].erase("outputs"); }, "ops[3].outputs",

@@ -4,6 +4,7 @@
 // it fills each op's work from the op registry and each tensor's consumers.
 #include "autoddl/costmodel/graph.hpp"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -277,7 +278,56 @@ bool multiplies_weight(const Graph& g, const Op& op) {
   return op_kind_info(op.kind).gemm && op.inputs.size() >= 2 && g.tensors[op.inputs[1]].role == TensorRole::parameter;
 }
 
-bool runs_fp8_gemm(const Graph& g, const Op& op) { return g.fp8_gemms && !op.block.empty() && multiplies_weight(g, op); }
+bool runs_fp8_gemm(const Graph& g, const Op& op) {
+  return g.fp8_gemms && !op.block.empty() && multiplies_weight(g, op) && op_kind_info(op.kind).fp8_gemm;
+}
+
+std::vector<bool> expert_major_tensors(const Graph& g) {
+  std::vector<bool> em(g.tensors.size(), false);
+  for (const Op& op : g.ops) {  // topological order
+    const MoeBoundary b = op_kind_info(op.kind).moe;
+    bool inside = b == MoeBoundary::enters;
+    for (int t : op.inputs) inside = inside || em[t];
+    if (b == MoeBoundary::leaves) inside = false;
+    for (int t : op.outputs) em[t] = inside;
+  }
+  return em;
+}
+
+std::vector<bool> expert_parameters(const Graph& g) {
+  const std::vector<bool> em = expert_major_tensors(g);
+  std::vector<bool> ep(g.tensors.size(), false);
+  for (const Op& op : g.ops) {
+    bool reads_expert = false;
+    for (int t : op.inputs) reads_expert = reads_expert || em[t];
+    if (!reads_expert || op_kind_info(op.kind).moe == MoeBoundary::leaves) continue;
+    for (int t : op.inputs) ep[t] = ep[t] || g.tensors[t].role == TensorRole::parameter;
+  }
+  return ep;
+}
+
+double active_parameter_count(const Graph& g) {
+  // Per tensor, the share of its experts a token reaches (1 outside expert regions).
+  std::vector<double> share(g.tensors.size(), 1.0);
+  std::vector<double> param_share(g.tensors.size(), 1.0);
+  for (const Op& op : g.ops) {
+    double s = 1.0;
+    if (op_kind_info(op.kind).moe == MoeBoundary::enters) {
+      s = static_cast<double>(op.attrs.top_k) / static_cast<double>(op.attrs.experts);
+    } else if (op_kind_info(op.kind).moe == MoeBoundary::none) {
+      for (int t : op.inputs) s = std::min(s, share[t]);
+    }
+    for (int t : op.inputs) {
+      if (g.tensors[t].role == TensorRole::parameter) param_share[t] = std::min(param_share[t], s);
+    }
+    for (int t : op.outputs) share[t] = s;
+  }
+  double n = 0;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (g.tensors[t].role == TensorRole::parameter) n += param_share[t] * static_cast<double>(g.tensors[t].elements());
+  }
+  return n;
+}
 
 double Graph::model_forward_flops(FlopsConvention convention) const {
   double f = 0;

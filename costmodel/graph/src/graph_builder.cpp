@@ -2,6 +2,7 @@
 // zoo builders state only the layer structure. Output dtype: the first floating-point input's
 // dtype (the model dtype for parameters and activations), fp32 for losses.
 #include "autoddl/costmodel/graph_builder.hpp"
+#include "autoddl/costmodel/error.hpp"
 
 #include "autoddl/costmodel/op_registry.hpp"
 
@@ -67,6 +68,32 @@ int GraphBuilder::matmul(const std::string& name, int a, int b, bool transpose_b
   at.transpose_b = transpose_b;
   at.causal = causal;
   return add_op(OpKind::matmul, name, {a, b}, at);
+}
+
+int GraphBuilder::moe_router(const std::string& name, int x, int weight) {
+  return add_op(OpKind::moe_router, name, {x, weight}, {});
+}
+
+int GraphBuilder::moe_dispatch(const std::string& name, int x, int64_t experts, int top_k, double capacity_factor) {
+  OpAttrs at;
+  at.experts = experts;
+  at.top_k = top_k;
+  at.capacity_factor = capacity_factor;
+  return add_op(OpKind::moe_dispatch, name, {x}, at);
+}
+
+int GraphBuilder::expert_matmul(const std::string& name, int x, int weight) {
+  return add_op(OpKind::expert_matmul, name, {x, weight}, {});
+}
+
+int GraphBuilder::moe_combine(const std::string& name, int expert_out, int probs) {
+  return add_op(OpKind::moe_combine, name, {expert_out, probs}, {});
+}
+
+int GraphBuilder::expert_linear(const std::string& name, int x, int64_t out_features) {
+  const Shape s = shape(x);
+  if (s.size() != 3) throw InputError(g_.source, "op " + scoped(name), "expert_linear needs x of shape (slots, experts, in)");
+  return expert_matmul(name, x, parameter(name + ".weight", {s[1], s[2], out_features}));
 }
 
 int GraphBuilder::attention(const std::string& name, int q, int k, int v, bool causal) {

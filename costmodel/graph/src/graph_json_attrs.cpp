@@ -1,7 +1,7 @@
 // Op attributes in graph JSON: one table with a row per JSON key ("fn", "kernel", "stride",
-// "pad", "transpose_b", "axis", "perm"), each naming the op kinds it applies to, how it is read
-// and written, and when it is required. Adding a kind with existing attributes = adding it to
-// those rows' kind lists. docs/graph-json.md lists the same keys for users.
+// "pad", "transpose_b", "axis", "perm", "causal", "experts", "top_k", "capacity_factor"), each
+// naming the op kinds it applies to, how it is read and written, and when it is required.
+// Adding a kind with existing attributes = adding it to those rows' kind lists. docs/graph-json.md lists the same keys for users.
 #include "graph_json_attrs.hpp"
 
 #include "autoddl/costmodel/op_registry.hpp"
@@ -95,6 +95,16 @@ void read_perm(const Reader& r, const json& v, AttrPath p, OpAttrs& a) {
   for (size_t i = 0; i < v.size(); ++i) a.perm.push_back(r.small_int(v[i], Reader::at(p, i), 0));
 }
 
+void read_experts(const Reader& r, const json& v, AttrPath p, OpAttrs& a) {
+  a.experts = r.integer(v, p, 1, int64_t{1} << 24);
+}
+void read_top_k(const Reader& r, const json& v, AttrPath p, OpAttrs& a) { a.top_k = r.small_int(v, p, 1); }
+void read_capacity_factor(const Reader& r, const json& v, AttrPath p, OpAttrs& a) {
+  if (!v.is_number()) r.fail(p, "expected a number");
+  a.capacity_factor = v.get<double>();
+  if (!(a.capacity_factor >= 1.0 && a.capacity_factor <= 1024)) r.fail(p, "must lie in [1, 1024]");
+}
+
 json write_unary_fn(const OpAttrs& a) { return unary_fn_name(a.unary); }
 json write_binary_fn(const OpAttrs& a) { return binary_fn_name(a.binary); }
 json write_pool_fn(const OpAttrs& a) { return pool_fn_name(a.pool); }
@@ -105,6 +115,9 @@ json write_transpose_b(const OpAttrs& a) { return a.transpose_b; }
 json write_axis(const OpAttrs& a) { return a.axis; }
 json write_causal(const OpAttrs& a) { return a.causal; }
 json write_perm(const OpAttrs& a) { return a.perm; }
+json write_experts(const OpAttrs& a) { return a.experts; }
+json write_top_k(const OpAttrs& a) { return a.top_k; }
+json write_capacity_factor(const OpAttrs& a) { return a.capacity_factor; }
 
 const std::vector<AttrRule>& attr_rules() {
   using K = OpKind;
@@ -122,6 +135,9 @@ const std::vector<AttrRule>& attr_rules() {
       {"axis",        {K::bias_add, K::softmax, K::layer_norm, K::concat}, read_axis,        write_axis,        nullptr,       always},
       {"perm",        {K::transpose},                                      read_perm,        write_perm,        always,        always},
       {"causal",      {K::attention, K::matmul},                           read_causal,      write_causal,      nullptr,       causal_matmul},
+      {"experts",     {K::moe_dispatch},                                   read_experts,     write_experts,     always,        always},
+      {"top_k",       {K::moe_dispatch},                                   read_top_k,       write_top_k,       always,        always},
+      {"capacity_factor", {K::moe_dispatch},                               read_capacity_factor, write_capacity_factor, nullptr, always},
   };
   // clang-format on
   return rules;

@@ -4,7 +4,8 @@
 // kernel skips masked tiles, so forward and backward do half the matmul FLOPs. k and v may have
 // fewer heads than q, each shared by heads/kv_heads query heads (grouped-query attention,
 // Ainslie et al. 2023; Llama 2 70B and Llama 3): FLOPs are per query head, as the kernel runs.
-// FLOPs: forward 4·b·a·s²·d (Q·Kᵀ and P·V); backward 2.5× forward (recomputing Q·Kᵀ, then dV,
+// v may have its own head size (DeepSeek's multi-head latent attention: q, k 192, v 128), which
+// the output takes. FLOPs: forward 2·b·a·s²·(d_qk + d_v), 4·b·a·s²·d when they agree (Q·Kᵀ, P·V); backward 2.5× forward (recomputing Q·Kᵀ, then dV,
 // dP, dQ, dK: five matmuls against two). Bytes: q, k, v, o and the per-row log-sum-exp (fp32).
 // Backward keeps q, k, v and o (FlashAttention's saved tensors): no s² activation. o is counted
 // where the output projection keeps its input (in Megatron-LM a view of o, one storage).
@@ -17,25 +18,30 @@ std::vector<Shape> attention_shapes(const Graph& g, const Op& op) {
   const Shape& q = input(g, op, 0).shape;
   const Shape& k = input(g, op, 1).shape;
   const Shape& v = input(g, op, 2).shape;
-  if (k != v) fail_input(g, op, 2, "has shape " + shape_str(v) + " but k is " + shape_str(k));
+  if (k[0] != v[0] || k[1] != v[1] || k[2] != v[2]) {
+    fail_input(g, op, 2, "has shape " + shape_str(v) + " but k is " + shape_str(k) + " (only head_dim may differ)");
+  }
   if (k[0] != q[0] || k[3] != q[3] || k[1] < 1 || q[1] % k[1] != 0) {
     fail_input(g, op, 1, "has shape " + shape_str(k) + ": batch and head_dim must match q's " + shape_str(q) +
                              " and its heads divide q's");
   }
-  return {q};
+  Shape out = q;
+  out[3] = v[3];
+  return {out};
 }
 
 OpWork attention_work(const Graph& g, const Op& op) {
   const Shape& q = input(g, op, 0).shape;
   const Shape& k = input(g, op, 1).shape;
   const double b = static_cast<double>(q[0]), a = static_cast<double>(q[1]);
-  const double sq = static_cast<double>(q[2]), sk = static_cast<double>(k[2]), d = static_cast<double>(q[3]);
+  const double sq = static_cast<double>(q[2]), sk = static_cast<double>(k[2]);
+  const double d_qk = static_cast<double>(q[3]), d_v = static_cast<double>(input(g, op, 2).shape[3]);
   const double causal = op.attrs.causal ? 0.5 : 1.0;
   const double qkvo = bytes_of(input(g, op, 0)) + bytes_of(input(g, op, 1)) + bytes_of(input(g, op, 2)) +
                       bytes_of(output(g, op, 0));
   const double lse = 4 * b * a * sq;
   OpWork w;
-  w.fwd_flops = 4 * b * a * sq * sk * d * causal;
+  w.fwd_flops = 2 * b * a * sq * sk * (d_qk + d_v) * causal;
   w.fwd_bytes = qkvo + lse;
   bool grad = false;
   for (int i = 0; i < 3; ++i) grad = grad || needs_grad(g, op, i);

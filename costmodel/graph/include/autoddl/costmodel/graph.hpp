@@ -55,6 +55,9 @@ struct OpAttrs {
   bool causal = false;             // attention, and matmuls of an unfused attention core: position i attends to positions <= i
   int axis = -1;                   // bias_add / softmax / layer_norm (first normalized axis) / concat; <0 counts from the end
   std::vector<int> perm;           // transpose
+  int64_t experts = 0;             // moe_dispatch: routed experts E
+  int top_k = 0;                   // moe_dispatch: experts per token
+  double capacity_factor = 1.0;    // moe_dispatch: slots per expert over the balanced mean (>= 1)
 };
 
 // Work of one op for one whole (global) batch, before any parallelization.
@@ -123,5 +126,18 @@ bool multiplies_weight(const Graph& g, const Op& op);
 // (unfused: torch's baddbmm/bmm in bf16; fused: FP8 attention is the separate
 // --fp8-dot-product-attention, off by default).
 bool runs_fp8_gemm(const Graph& g, const Op& op);
+
+// Mixture-of-Experts: per tensor, whether it lies between a dispatch and its combine (the
+// dispatch's output and everything computed from it before the combine), laid out (token
+// slots, experts, ...).
+std::vector<bool> expert_major_tensors(const Graph& g);
+// Per tensor, whether it is an expert's parameter: one an op reads together with an
+// expert-major tensor (the grouped GEMMs' weights), as opposed to the router's and the dense
+// layers'.
+std::vector<bool> expert_parameters(const Graph& g);
+// Parameters one token's forward pass multiplies: all but the experts it is not routed to
+// (each MoE layer's expert weights count top_k/experts of theirs). Equals parameter_count()
+// for a dense model.
+double active_parameter_count(const Graph& g);
 
 }  // namespace autoddl::costmodel

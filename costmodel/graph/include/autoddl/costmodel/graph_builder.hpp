@@ -54,6 +54,13 @@ class GraphBuilder {
   int transpose(const std::string& name, int x, std::vector<int> perm);
   int concat(const std::string& name, std::vector<int> xs, int axis = -1);
   int cross_entropy(const std::string& name, int logits, int labels);
+  // Mixture-of-Experts (op_kind.hpp): router probabilities (..., E) from x and a (h, E)
+  // weight; x dispatched to (slots, E, h); a grouped GEMM by a (E, k, n) weight; expert
+  // outputs combined back to tokens by the probabilities.
+  int moe_router(const std::string& name, int x, int weight);
+  int moe_dispatch(const std::string& name, int x, int64_t experts, int top_k, double capacity_factor);
+  int expert_matmul(const std::string& name, int x, int weight);
+  int moe_combine(const std::string& name, int expert_out, int probs);
 
   // ---- layers: create their parameters "<name>.weight" / "<name>.bias" / "<name>.gamma" ----
   // x(..., in) -> (..., out): matmul with a (in, out) weight, then bias_add.
@@ -66,6 +73,8 @@ class GraphBuilder {
   // RMSNorm over the last axis: a layer_norm op with gamma and no beta (Llama).
   int rms_norm(const std::string& name, int x);
   int bn(const std::string& name, int x);
+  // x(slots, E, in) -> (slots, E, out): expert_matmul with an (E, in, out) weight, no bias.
+  int expert_linear(const std::string& name, int x, int64_t out_features);
 
   // Finalizes (Graph::finalize, which throws InputError) and hands the graph over.
   Graph finish();

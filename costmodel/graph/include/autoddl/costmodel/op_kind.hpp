@@ -23,7 +23,11 @@
   X(transpose)     /* permute axes by `perm` */                                                \
   X(concat)        /* concatenate along `axis` */                                              \
   X(cross_entropy) /* logits(..., classes), labels(...) -> scalar loss */                      \
-  X(attention)     /* fused softmax(q·kᵀ/√d)·v over (batch, heads, seq, head_dim) */
+  X(attention)     /* fused softmax(q·kᵀ/√d)·v over (batch, heads, seq, head_dim) */          \
+  X(moe_router)    /* x(..., h) · W(h, E), softmax/sigmoid, top-k -> probabilities (..., E) */ \
+  X(moe_dispatch)  /* tokens x(b, s, h) -> expert slots (C, E, h), top_k copies per token */   \
+  X(expert_matmul) /* grouped GEMM x(C, E, k) · W(E, k, n) -> (C, E, n) */                     \
+  X(moe_combine)   /* slots y(C, E, h), probabilities p(b, s, E) -> tokens (b, s, h) */
 
 namespace autoddl::costmodel {
 

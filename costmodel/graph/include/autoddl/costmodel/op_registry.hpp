@@ -37,6 +37,12 @@ enum class MemoryKernel : uint8_t {
   loss,       // softmax cross-entropy over the vocabulary: several passes over fp32 logits
 };
 
+// Where a kind stands in a Mixture-of-Experts layer: the dispatch enters the expert region
+// (its output is laid out (token slots, experts, ...)), the combine leaves it. The tensors in
+// between are the experts' (expert_major_tensors, graph.hpp): expert parallelism splits them,
+// and their weights, on the experts axis.
+enum class MoeBoundary : uint8_t { none, enters, leaves };
+
 // One GEMM: batch independent products of (m, k) · (k, n).
 struct GemmDims {
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -67,6 +73,11 @@ struct OpKindInfo {
   GemmDims (*gemm_dims)(const Shape& a, const Shape& b, const OpAttrs& attrs) = nullptr;
   // The measured rate its non-GEMM kernels move bytes at (above).
   MemoryKernel memory_kernel = MemoryKernel::streaming;
+  // A weight GEMM of this kind runs in FP8 under dtype=fp8 (Transformer Engine's Linear layers);
+  // false for those Megatron-Core keeps out of fp8_autocast (the MoE router).
+  bool fp8_gemm = true;
+  // Its place in a Mixture-of-Experts layer (above).
+  MoeBoundary moe = MoeBoundary::none;
 };
 
 // Every kind, built-in then registered; op_kinds()[i].kind == OpKind(i).
