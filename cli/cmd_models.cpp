@@ -1,5 +1,6 @@
-// `autoddl models [--json [FILE]]`: the model zoo with knobs, parameters and forward FLOPs per
-// sample, each built with its default knobs.
+// `autoddl models [--json [FILE]]`: the model zoo with knobs, parameters (all, and those one
+// token's forward pass multiplies: a Mixture-of-Experts model's routed experts count top_k of
+// their experts) and forward FLOPs per sample, each built with its default knobs.
 #include <cstdio>
 #include <iostream>
 
@@ -20,8 +21,9 @@ int run_models(const ModelsOptions& opt) {
   using namespace costmodel;
   nlohmann::json rows = nlohmann::json::array();
   if (!opt.json) {
-    std::printf("%-10s %10s %12s %7s  %s\n", "model", "params", "fwd FLOPs", "ops", "knobs (defaults)");
-    std::printf("%-10s %10s %12s %7s\n", "", "", "per sample", "");
+    std::printf("%-15s %10s %10s %12s %7s  %s\n", "model", "params", "active", "fwd FLOPs", "ops",
+                "knobs (defaults)");
+    std::printf("%-15s %10s %10s %12s %7s\n", "", "", "per token", "per sample", "");
   }
   for (const ZooModel& m : zoo_models()) {
     Graph g = build_zoo_model(m.name, {});
@@ -35,11 +37,13 @@ int run_models(const ModelsOptions& opt) {
                     {"description", m.description},
                     {"knobs", knobs},
                     {"params", g.parameter_count()},
+                    {"active_params", active_parameter_count(g)},
                     {"fwd_flops_per_sample", g.forward_flops_per_sample()},
                     {"ops", g.ops.size()}});
     if (!opt.json) {
-      std::printf("%-10s %10s %12s %7zu  %s\n", std::string(m.name).c_str(),
+      std::printf("%-15s %10s %10s %12s %7zu  %s\n", std::string(m.name).c_str(),
                   human_count(static_cast<double>(g.parameter_count())).c_str(),
+                  human_count(active_parameter_count(g)).c_str(),
                   human_count(g.forward_flops_per_sample()).c_str(), g.ops.size(),
                   knob_text.c_str());
     }

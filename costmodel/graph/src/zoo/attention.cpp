@@ -44,13 +44,19 @@ int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, 
 
 int grouped_query_attention(GraphBuilder& b, int x, int64_t heads, int64_t kv_heads, int64_t padded_heads,
                             int64_t padded_kv_heads, bool flash) {
+  const int64_t hidden = b.shape(x)[2];
+  return grouped_query_attention(b, x, {heads, kv_heads, padded_heads, padded_kv_heads, hidden / heads, false}, flash);
+}
+
+int grouped_query_attention(GraphBuilder& b, int x, const GqaShape& a, bool flash) {
   Shape s = b.shape(x);  // (batch, seq, hidden)
   const int64_t hidden = s[2];
-  const int64_t head_dim = hidden / heads;
+  const int64_t head_dim = a.head_dim;
+  const int64_t padded_heads = a.padded_heads, padded_kv_heads = a.padded_kv_heads;
   const int64_t width = padded_heads * head_dim, kv_width = padded_kv_heads * head_dim;
-  int q = split_heads(b, "attn.q", b.linear("attn.q", x, width, /*bias=*/false), padded_heads, head_dim);
-  int k = split_heads(b, "attn.k", b.linear("attn.k", x, kv_width, /*bias=*/false), padded_kv_heads, head_dim);
-  int v = split_heads(b, "attn.v", b.linear("attn.v", x, kv_width, /*bias=*/false), padded_kv_heads, head_dim);
+  int q = split_heads(b, "attn.q", b.linear("attn.q", x, width, a.bias), padded_heads, head_dim);
+  int k = split_heads(b, "attn.k", b.linear("attn.k", x, kv_width, a.bias), padded_kv_heads, head_dim);
+  int v = split_heads(b, "attn.v", b.linear("attn.v", x, kv_width, a.bias), padded_kv_heads, head_dim);
   int ctx;
   if (flash) {
     ctx = b.attention("attn.core", q, k, v, /*causal=*/true);
@@ -74,7 +80,40 @@ int grouped_query_attention(GraphBuilder& b, int x, int64_t heads, int64_t kv_he
   }
   int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});
   int flat = b.reshape("attn.merge", merged, {s[0], s[1], width});
-  return b.linear("attn.proj", flat, hidden, /*bias=*/false);
+  return b.linear("attn.proj", flat, hidden, a.bias);
+}
+
+int latent_attention(GraphBuilder& b, int x, const MlaShape& a, bool flash) {
+  Shape s = b.shape(x);  // (batch, seq, hidden)
+  const int64_t hidden = s[2], heads = a.padded_heads;
+  const int64_t qk_dim = a.nope_dim + a.rope_dim;
+  // Queries through a low-rank bottleneck (q_lora_rank) with an RMSNorm; no-PE and rotary parts
+  // in one up-projection.
+  int q_low = b.rms_norm("attn.q_a_norm", b.linear("attn.q_a", x, a.q_rank, /*bias=*/false));
+  int q = split_heads(b, "attn.q", b.linear("attn.q_b", q_low, heads * qk_dim, false), heads, qk_dim);
+  // Keys and values from one compressed latent (kv_lora_rank), normed; the rotary key part is
+  // one head shared by all heads, broadcast to each before the concat (Megatron-Core expands it
+  // the same way).
+  int kv_low = b.rms_norm("attn.kv_a_norm", b.linear("attn.kv_a", x, a.kv_rank, false));
+  int k_rope = b.reshape("attn.k_rope.split", b.linear("attn.k_rope", x, a.rope_dim, false), {s[0], s[1], 1, a.rope_dim});
+  int rep = k_rope, step = 0;
+  int64_t have = 1;
+  for (; have * 2 <= heads; have *= 2) rep = b.concat("attn.k_rope.expand" + std::to_string(step++), {rep, rep}, 2);
+  for (; have < heads; ++have) rep = b.concat("attn.k_rope.expand" + std::to_string(step++), {rep, k_rope}, 2);
+  int k_nope = b.reshape("attn.k_nope.split", b.linear("attn.k_b", kv_low, heads * a.nope_dim, false),
+                         {s[0], s[1], heads, a.nope_dim});
+  int k = b.transpose("attn.k.heads", b.concat("attn.k", {k_nope, rep}, 3), {0, 2, 1, 3});
+  int v = split_heads(b, "attn.v", b.linear("attn.v_b", kv_low, heads * a.v_dim, false), heads, a.v_dim);
+  int ctx;
+  if (flash) {
+    ctx = b.attention("attn.core", q, k, v, /*causal=*/true);
+  } else {
+    int scores = b.matmul("attn.scores", q, k, /*transpose_b=*/true, /*causal=*/true);
+    ctx = b.matmul("attn.context", b.softmax("attn.softmax", scores), v);
+  }
+  int merged = b.transpose("attn.merge_heads", ctx, {0, 2, 1, 3});
+  int flat = b.reshape("attn.merge", merged, {s[0], s[1], heads * a.v_dim});
+  return b.linear("attn.proj", flat, hidden, false);
 }
 
 }  // namespace autoddl::costmodel::zoo

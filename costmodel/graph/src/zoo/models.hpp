@@ -17,6 +17,8 @@ ZooModel resnet101_model();
 ZooModel densenet121_model();
 ZooModel inception_v3_model();
 ZooModel llama_model();
+// Mixture-of-Experts decoders (zoo/moe.cpp), one row per published model.
+std::vector<ZooModel> moe_models();
 
 // Multi-head self-attention on x(batch, seq, hidden), built from its primitive ops: Q, K, V
 // projections, split into heads (batch, heads, seq, hidden/heads), Q·Kᵀ, softmax (scale and
@@ -34,6 +36,22 @@ int self_attention(GraphBuilder& b, int x, int64_t heads, int64_t padded_heads, 
 // projection kernels in Megatron-LM/TE, under 0.1% of the FLOPs.
 int grouped_query_attention(GraphBuilder& b, int x, int64_t heads, int64_t kv_heads, int64_t padded_heads,
                             int64_t padded_kv_heads, bool flash);
+
+// Grouped-query attention with its own head size (Qwen3, GPT-OSS: heads·head_dim != hidden)
+// and optional projection biases (GPT-OSS).
+struct GqaShape {
+  int64_t heads, kv_heads, padded_heads, padded_kv_heads, head_dim;
+  bool bias;
+};
+int grouped_query_attention(GraphBuilder& b, int x, const GqaShape& a, bool flash);
+
+// DeepSeek-V2/V3's multi-head latent attention (MLA): queries through a q_rank bottleneck,
+// keys and values from one kv_rank latent, heads of nope_dim + rope_dim for q·k (the rotary
+// part of k one 64-wide head shared by all) and v_dim for v. Names "attn.*".
+struct MlaShape {
+  int64_t heads, padded_heads, q_rank, kv_rank, nope_dim, rope_dim, v_dim;
+};
+int latent_attention(GraphBuilder& b, int x, const MlaShape& a, bool flash);
 
 // Fails with InputError("--set", "heads", "must divide hidden (768 % 10 != 0)") when needed.
 void check_heads_divide_hidden(const Knobs& k, int64_t hidden, int64_t heads);

@@ -7,11 +7,15 @@ namespace autoddl::costmodel {
 
 const std::vector<ZooModel>& zoo_models() {
   using namespace zoo;
-  static const std::vector<ZooModel> table = {
-      mlp_model(),       vgg16_model(),       resnet50_model(),     bert_model(),
-      gpt_model(),       ncf_model(),         resnet101_model(),    densenet121_model(),
-      inception_v3_model(), llama_model(),
-  };
+  static const std::vector<ZooModel> table = [] {
+    std::vector<ZooModel> t = {
+        mlp_model(),       vgg16_model(),       resnet50_model(),     bert_model(),
+        gpt_model(),       ncf_model(),         resnet101_model(),    densenet121_model(),
+        inception_v3_model(), llama_model(),
+    };
+    for (ZooModel& m : moe_models()) t.push_back(std::move(m));
+    return t;
+  }();
   return table;
 }
 
