@@ -134,15 +134,57 @@ std::string flag01(const std::map<std::string, std::string>& kv, const std::stri
   return v;
 }
 
+// Megatron-Core's expert parallelism: --expert-model-parallel-size (ep) and
+// --expert-tensor-parallel-size (etp; Megatron-Core's default is tp). The expert groups re-cut
+// the dp x tp ranks of a stage into edp x ep x etp.
+struct ExpertGroups {
+  bool moe = false;  // the graph has experts
+  int ep = 1, etp = 1;
+};
+
+ExpertGroups expert_groups(const std::map<std::string, std::string>& kv, const Graph& g, int tp, int dp) {
+  ExpertGroups eg;
+  eg.ep = static_cast<int>(integer_param(kv, "ep", 1, ClusterSpec::kMaxGpus));
+  eg.etp = static_cast<int>(integer_param(kv, "etp", tp, ClusterSpec::kMaxGpus));
+  int64_t experts = 0;
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::moe_dispatch) experts = op.attrs.experts;
+  }
+  if (experts == 0) {
+    if (kv.count("ep") && eg.ep > 1) fail("ep", g.name + " has no experts (ep needs a Mixture-of-Experts model)");
+    if (kv.count("etp")) fail("etp", g.name + " has no experts (etp needs a Mixture-of-Experts model)");
+    eg.ep = 1;
+    eg.etp = tp;
+    return eg;
+  }
+  eg.moe = true;
+  if (experts % eg.ep != 0) {
+    fail("ep", std::to_string(eg.ep) + " does not divide the " + std::to_string(experts) + " experts of " + g.name);
+  }
+  if (eg.etp != tp && eg.etp != 1) {
+    fail("etp", "must be 1 or tp = " + std::to_string(tp) + " (got " + std::to_string(eg.etp) + ")");
+  }
+  const int64_t expert_ranks = int64_t{dp} * tp;
+  if (expert_ranks % (int64_t{eg.ep} * eg.etp) != 0) {
+    fail("ep", "ep*etp = " + std::to_string(int64_t{eg.ep} * eg.etp) + " does not divide dp*tp = " +
+                   std::to_string(expert_ranks) + " (the ranks of a pipeline stage)");
+  }
+  if (eg.etp == 1 && tp > 1 && eg.ep % tp != 0) {
+    fail("ep", "must be a multiple of tp = " + std::to_string(tp) + " with etp=1 (got " + std::to_string(eg.ep) +
+                   "; an expert group inside a tensor-parallel group is not modelled)");
+  }
+  return eg;
+}
+
 Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp)");
     }
   }
   // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
@@ -158,6 +200,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                          std::to_string(c.gpus_per_node) + ")");
   }
   if (g.batch % dp != 0) fail("dp", "the batch " + std::to_string(g.batch) + " does not split over dp = " + std::to_string(dp));
+  const ExpertGroups eg = expert_groups(kv, g, tp, dp);
   const int64_t mb = integer_param(kv, "mb", pp > 1 ? 1 : g.batch / dp, g.batch);
   if (g.batch % (dp * mb) != 0) {
     fail("mb", "the batch " + std::to_string(g.batch) + " is not a multiple of dp*mb = " + std::to_string(dp * mb));
@@ -203,21 +246,35 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     s.schedule = PipelineSchedule::interleaved;
     s.virtual_stages = v;
   }
+  if (eg.moe && tp > 1 && sp != "1") {
+    fail("sp", "must be 1 with experts and tp > 1 (Megatron-Core requires sequence parallelism for MoE with tensor parallelism)");
+  }
   // Megatron's rank order: tp fastest, then dp, then pp → mesh [pp, dp, tp] (size-1 dims dropped).
-  std::vector<DimRole> roles;
+  // With experts, dp is cut into [dp / ep', ep'] (ep' = ep with etp = tp; ep / tp with etp = 1,
+  // where the expert-parallel group spans the tensor-parallel ranks): Megatron-Core's expert
+  // groups order tp (etp) fastest, then ep, then edp.
+  std::vector<DimRole> roles, expert_roles;
   if (pp > 1) {
     s.mesh_shape.push_back(pp);
     s.pipeline_dim = 0;
   }
-  if (dp > 1) {
-    s.mesh_shape.push_back(dp);
+  const int ep_on_dp = eg.etp == tp ? eg.ep : eg.ep / tp;
+  if (dp / ep_on_dp > 1) {
+    s.mesh_shape.push_back(dp / ep_on_dp);
     roles.push_back(DimRole::data);
+    expert_roles.push_back(DimRole::data);
+  }
+  if (ep_on_dp > 1) {
+    s.mesh_shape.push_back(ep_on_dp);
+    roles.push_back(DimRole::data);
+    expert_roles.push_back(DimRole::expert);
   }
   if (tp > 1) {
     s.mesh_shape.push_back(tp);
     roles.push_back(DimRole::tensor);
+    expert_roles.push_back(eg.etp == tp ? DimRole::tensor : DimRole::expert);
   }
-  if (roles.empty()) roles.push_back(DimRole::data);
+  if (roles.empty()) roles.push_back(DimRole::data), expert_roles.push_back(DimRole::data);
   if (s.mesh_shape.empty()) s.mesh_shape.push_back(1);
   if (!mesh_shape.empty() && mesh_shape != s.mesh_shape) {
     std::string own;
@@ -228,6 +285,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   const std::vector<int> sbp = s.sbp_shape();
   LoweringOptions opt;
   opt.sequence_parallel = sp == "1";
+  if (eg.ep > 1) opt.expert_roles = expert_roles;
   s.op_sigs = lower_roles(g, sbp, roles, s.micro_batches, opt);
   s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(sbp.size()));
   if (tp > 1) {
@@ -310,7 +368,7 @@ const std::vector<ExpertSchemeRow>& expert_schemes() {
        make_owt, false, owt_not_applicable},
       {"megatron",
        "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"
-       "[,tp_overlap=0|1][,pp_overlap=0|1]",
+       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T]",
        "megatron:tp=..,pp=..,dp=..", "Megatron-LM: tensor x pipeline x data parallel (Narayanan et al. 2021)",
        megatron, true, nullptr, "megatron:tp=8,pp=1,dp=2"},
   };

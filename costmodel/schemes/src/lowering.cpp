@@ -1,4 +1,4 @@
-// Lowering of per-dim roles (data / tensor) to per-op nd signatures (see expert_schemes.hpp).
+// Lowering of per-dim roles (data / tensor / expert) to per-op nd signatures (see expert_schemes.hpp).
 // Ops are visited in topological order; on each SBP dim the role's rule picks one of the op's
 // 1-D signatures given the SBPs its inputs were produced in on that dim; the picks combine into
 // an nd signature whose backward follows from the forward.
@@ -44,6 +44,8 @@ double unit_boxing(Sbp from, Sbp to, double bytes, int p) {
 struct Ctx {
   const Graph& graph;
   const std::vector<bool>& batch_major;
+  const std::vector<bool>& expert_major;
+  const std::vector<bool>& expert_param;
   const std::vector<Shape>& shape_mb;
   const std::vector<double>& bytes_mb;
   const LoweringOptions& opt;
@@ -99,7 +101,15 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
     const Sbp have = produced[t];
     const int rank = static_cast<int>(c.shape_mb[t].size());
     const bool loaded = g.tensors[t].producer < 0;  // graph input: loaded in any SBP for free
-    if (c.batch_major[t] && want.is_split()) {
+    // Megatron-Core reduce-scatters the experts' partial output over the expert-tensor-parallel
+    // ranks before the all-to-all back (MoEAlltoAllTokenDispatcher), so the all-to-all carries
+    // 1/etp of it; carrying the partial sum through the combine would send all of it.
+    if (c.expert_major[t] && kind.moe == MoeBoundary::leaves && want.is_partial()) return kInf;
+    if (c.expert_major[t] && want.is_split()) {
+      // (slots, experts, h): the experts belong to expert-parallel dims; the slots may stay
+      // split as the dispatch made them (the combine reduce-scatters back into them).
+      if (want.axis == 1) return kInf;
+    } else if (c.batch_major[t] && want.is_split()) {
       if (want.axis == 0) return kInf;  // the batch belongs to data-parallel dims
       bool seq = rank == 3 && want.axis == 1;
       if (seq && !c.opt.sequence_parallel) return kInf;
@@ -136,6 +146,10 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
       const bool seq = c.opt.sequence_parallel && c.batch_major[t] && c.shape_mb[t].size() == 3;
       score += unit_boxing(Sbp::partial(), seq ? Sbp::split(1) : Sbp::broadcast(), c.bytes_mb[t], p) + 1;
     }
+    if (c.expert_major[t]) {
+      if (s.out[o].is_split() && s.out[o].axis == 1) return kInf;
+      continue;
+    }
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 0) return kInf;
     if (c.batch_major[t] && s.out[o].is_split() && s.out[o].axis == 1 &&
         c.shape_mb[t].size() == 3 && !c.opt.sequence_parallel) {
@@ -160,6 +174,41 @@ double tensor_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
   return score;
 }
 
+// Expert parallel on one dim, for the MoE ops (see DimRole::expert): expert-major tensors
+// split on the experts axis, except the dispatch's output and the combine's input, which hold
+// the local token slots (the all-to-all between the two is a boxing); expert weights split on
+// their experts axis; the other tensors (tokens, routing scores, the router) keep the split
+// they were produced in, and the combine's output returns to it.
+double expert_score(const Ctx& c, const Op& op, const Signature1D& s, const std::vector<Sbp>& produced, int p) {
+  const Graph& g = c.graph;
+  const MoeBoundary boundary = op_kind_info(op.kind).moe;
+  constexpr double kMiss = 1e18;  // a missed want outweighs any boxing's bytes
+  double score = 0;
+  Sbp token_split = Sbp::broadcast();  // how the op's dense activations arrive
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    const int t = op.inputs[k];
+    if (!split_divides(c.shape_mb[t], s.in[k], p)) return kInf;
+    Sbp want = produced[t];
+    if (is_param(g, t)) {
+      want = c.expert_param[t] ? Sbp::split(0) : Sbp::broadcast();
+    } else if (c.expert_major[t]) {
+      want = boundary == MoeBoundary::leaves ? Sbp::split(0) : Sbp::split(1);
+    } else if (produced[t].is_split()) {
+      token_split = produced[t];
+    }
+    if (!(s.in[k] == want)) score += kMiss;
+    if (!is_param(g, t) && g.tensors[t].producer >= 0) score += unit_boxing(produced[t], s.in[k], c.bytes_mb[t], p);
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const int t = op.outputs[o];
+    if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
+    Sbp want = token_split;
+    if (c.expert_major[t]) want = boundary == MoeBoundary::enters ? Sbp::split(0) : Sbp::split(1);
+    if (!(s.out[o] == want)) score += kMiss;
+  }
+  return score;
+}
+
 }  // namespace
 
 std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>& sbp_shape,
@@ -177,7 +226,11 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
     for (int64_t x : shape_mb[t]) e *= static_cast<double>(x);
     bytes_mb[t] = e * dtype_bytes(graph.tensors[t].dtype);
   }
-  Ctx ctx{graph, bm, shape_mb, bytes_mb, opt};
+  const std::vector<bool> em = expert_major_tensors(graph);
+  const std::vector<bool> ep = expert_parameters(graph);
+  Ctx ctx{graph, bm, em, ep, shape_mb, bytes_mb, opt};
+  AUTODDL_CHECK(opt.expert_roles.empty() || static_cast<int>(opt.expert_roles.size()) == nd)
+      << "one expert role per SBP dim";
   // Per dim: the SBP each tensor was produced (activations) or stored (parameters) in.
   std::vector<std::vector<Sbp>> produced(nd, std::vector<Sbp>(n_t, Sbp::broadcast()));
   std::vector<std::vector<bool>> has_storage(nd, std::vector<bool>(n_t, false));
@@ -194,6 +247,9 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
     const std::vector<Signature1D> cands = signatures_1d(graph, op);
+    bool moe_op = false;
+    for (int t : op.inputs) moe_op = moe_op || em[t];
+    for (int t : op.outputs) moe_op = moe_op || em[t];
     OpSignature sig;
     sig.n_in = static_cast<int>(op.inputs.size());
     sig.n_out = static_cast<int>(op.outputs.size());
@@ -216,15 +272,16 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
     };
     for (int d = 0; d < nd; ++d) {
       const int p = sbp_shape[d];
-      DimRole role = roles[d];
+      DimRole role = moe_op && !opt.expert_roles.empty() ? opt.expert_roles[d] : roles[d];
+      if (role == DimRole::expert && !moe_op) role = DimRole::data;
       if (opt.conv_data_parallel && static_cast<int>(i) < first_matmul) role = DimRole::data;
       double best = kInf;
       size_t pick = cands.size() - 1;  // all-B (always present, last after the kind's rules)
       for (size_t ci = 0; ci < cands.size(); ++ci) {
-        double sc = p == 1 ? (ci == cands.size() - 1 ? 0 : kInf)
-                    : role == DimRole::data
-                        ? data_score(ctx, op, cands[ci], produced[d], p)
-                        : tensor_score(ctx, op, cands[ci], produced[d], has_storage[d], p);
+        double sc = p == 1                   ? (ci == cands.size() - 1 ? 0 : kInf)
+                    : role == DimRole::data   ? data_score(ctx, op, cands[ci], produced[d], p)
+                    : role == DimRole::expert ? expert_score(ctx, op, cands[ci], produced[d], p)
+                                              : tensor_score(ctx, op, cands[ci], produced[d], has_storage[d], p);
         if (sc < best && !fits_with_earlier_dims(cands[ci], d)) sc = kInf;
         if (sc < best) {
           best = sc;

@@ -20,7 +20,11 @@
 
 namespace autoddl::costmodel {
 
-enum class DimRole : uint8_t { data, tensor };
+// expert: Mixture-of-Experts expert parallelism on the ops between a dispatch and its combine
+// (expert-major tensors split on the experts axis, expert weights on their first axis, the
+// dispatch's token slots and the combine's input split on the slots); only in
+// LoweringOptions::expert_roles.
+enum class DimRole : uint8_t { data, tensor, expert };
 
 // Thrown by make_scheme for megatron when tp does not divide the attention heads (Megatron-LM
 // refuses heads % tp != 0). A caller that can rebuild the model with heads padded to a multiple
@@ -43,6 +47,10 @@ class HeadsNotDivisible : public InputError {
 struct LoweringOptions {
   bool sequence_parallel = false;
   bool conv_data_parallel = false;  // owt: conv ops use the data rule on tensor dims
+  // Per SBP dim, the role of the MoE ops (those reading or writing an expert-major tensor,
+  // expert_major_tensors()); empty = the dims' roles. Megatron-Core's expert groups re-cut the
+  // dense [dp, tp] ranks into [edp, ep, etp]: data, expert and tensor roles here.
+  std::vector<DimRole> expert_roles;
 };
 
 // Picks one signature per op: dims[d]'s role decides the 1-D signature on SBP dim d.
