@@ -7,6 +7,8 @@
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/megatron_layout.hpp"
+#include "autoddl/costmodel/scheme_export.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "input_error.hpp"
 

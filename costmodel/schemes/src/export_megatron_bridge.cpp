@@ -30,6 +30,11 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
   set("model.pipeline_model_parallel_size", std::to_string(l.pp));
   set("model.virtual_pipeline_model_parallel_size", l.interleave > 1 ? std::to_string(l.interleave) : "None");
   set("model.context_parallel_size", "1");
+  if (l.ep > 1) {
+    set("model.expert_model_parallel_size", std::to_string(l.ep));
+    set("model.expert_tensor_parallel_size", std::to_string(l.etp));
+    set("model.moe_token_dispatcher_type", "\"alltoall\"");
+  }
   set("model.sequence_parallel", py(l.sequence_parallel));
   set("train.global_batch_size", std::to_string(l.global_batch_size));
   set("train.micro_batch_size", std::to_string(l.micro_batch_size));

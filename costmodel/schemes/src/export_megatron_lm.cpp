@@ -30,6 +30,12 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
   s += "# model arguments (--num-layers, --hidden-size, --num-attention-heads, --seq-length, ...) are the model's own\n";
   arg("--tensor-model-parallel-size " + std::to_string(l.tp));
   arg("--pipeline-model-parallel-size " + std::to_string(l.pp));
+  if (l.ep > 1) {
+    // the MoE model arguments (--num-experts, --moe-router-topk, ...) are the model's own
+    arg("--expert-model-parallel-size " + std::to_string(l.ep));
+    arg("--expert-tensor-parallel-size " + std::to_string(l.etp));
+    arg("--moe-token-dispatcher-type alltoall");  // the all-to-all the cost model prices
+  }
   if (l.interleave > 1) {
     arg("--num-virtual-stages-per-pipeline-rank " + std::to_string(l.interleave));
     // overlap_p2p_comm is on by default (store_false); pp_overlap=0 turns it off.

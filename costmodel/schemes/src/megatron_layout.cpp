@@ -19,6 +19,7 @@ std::string flag(const char* key, bool on) { return std::string(",") + key + (on
 std::string spec_of(const MegatronLayout& l) {
   std::string s = "megatron:tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",dp=" + std::to_string(l.dp) +
                   ",mb=" + std::to_string(l.micro_batch_size);
+  if (l.ep > 1) s += ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp);
   if (l.interleave > 1) s += ",interleave=" + std::to_string(l.interleave);
   s += flag("sp", l.sequence_parallel) + ",recompute=" + std::string(recompute_name(l.recompute));
   if (l.interleave == 1) s += ",schedule=" + std::string(schedule_name(l.schedule));
@@ -76,14 +77,32 @@ std::string first_difference(const Graph& g, const Scheme& s, const Scheme& ref,
 
 MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const Scheme& s) {
   MegatronMatch out;
-  // Megatron's mesh is [pp, dp, tp] with size-1 dims dropped (expert_schemes.cpp).
+  // Megatron's mesh is [pp, dp, tp] with size-1 dims dropped; with experts, dp is cut into
+  // [dp/ep', ep'] (expert_schemes.cpp): ep' = ep with etp = tp, ep/tp with etp = 1.
   std::vector<int> sbp = s.sbp_shape();
   if (sbp.size() == 1 && sbp[0] == 1) sbp.clear();
-  std::vector<std::pair<int, int>> dp_tp;
-  if (sbp.empty()) dp_tp = {{1, 1}};
-  else if (sbp.size() == 1) dp_tp = {{sbp[0], 1}, {1, sbp[0]}};
-  else if (sbp.size() == 2) dp_tp = {{sbp[0], sbp[1]}};
-  else {
+  bool moe = false;
+  for (const Op& op : g.ops) moe = moe || op.kind == OpKind::moe_dispatch;
+  struct Cut {
+    int dp, tp, ep, etp;
+  };
+  std::vector<Cut> cuts;
+  if (sbp.empty()) cuts = {{1, 1, 1, 1}};
+  else if (sbp.size() == 1) cuts = {{sbp[0], 1, 1, 1}, {1, sbp[0], 1, sbp[0]}};
+  else if (sbp.size() == 2) cuts = {{sbp[0], sbp[1], 1, sbp[1]}};
+  if (moe) {
+    if (sbp.size() == 1) cuts.push_back({sbp[0], 1, sbp[0], 1});
+    if (sbp.size() == 2) {
+      cuts.push_back({sbp[0] * sbp[1], 1, sbp[1], 1});       // [dp/ep, ep]
+      cuts.push_back({sbp[0], sbp[1], sbp[0], sbp[1]});      // [ep, tp], etp = tp
+      cuts.push_back({sbp[0], sbp[1], sbp[0] * sbp[1], 1});  // [ep/tp, tp], etp = 1
+    }
+    if (sbp.size() == 3) {
+      cuts.push_back({sbp[0] * sbp[1], sbp[2], sbp[1], sbp[2]});
+      cuts.push_back({sbp[0] * sbp[1], sbp[2], sbp[1] * sbp[2], 1});
+    }
+  }
+  if (cuts.empty()) {
     out.why_not = "a " + std::to_string(sbp.size()) + "-D data/model mesh: Megatron-LM's is [pp, dp, tp]";
     return out;
   }
@@ -92,9 +111,12 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
     return out;
   }
   int best_same = -1;
-  for (auto [dp, tp] : dp_tp) {
+  for (const Cut& cut : cuts) {
+    const int dp = cut.dp, tp = cut.tp;
     MegatronLayout l;
     l.tp = tp;
+    l.ep = cut.ep;
+    l.etp = cut.etp;
     l.pp = s.stages();
     l.dp = dp;
     l.global_batch_size = g.batch;

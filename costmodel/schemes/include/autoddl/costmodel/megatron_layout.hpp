@@ -16,6 +16,7 @@ namespace autoddl::costmodel {
 
 struct MegatronLayout {
   int tp = 1, pp = 1, dp = 1;
+  int ep = 1, etp = 1;  // expert model / expert tensor parallel sizes (MoE; etp is tp when ep = 1)
   int64_t micro_batch_size = 1;  // samples per micro-batch per data-parallel rank (Megatron's --micro-batch-size)
   int64_t global_batch_size = 1;
   int interleave = 1;  // virtual stages per pipeline rank
