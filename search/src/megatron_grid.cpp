@@ -1,4 +1,5 @@
-// The Megatron-LM grid walk (see megatron_grid.hpp).
+// The Megatron-LM grid walk (see megatron_grid.hpp); on a Mixture-of-Experts model each point
+// also tries the expert-parallel cuts (ep, etp) Megatron-Core accepts.
 #include "megatron_grid.hpp"
 
 #include <algorithm>
@@ -49,6 +50,28 @@ std::vector<std::string> option_variants(int blocks, int pp, int dp, int sp) {
   return out;
 }
 
+// The expert-parallel suffixes tried at one (tp, dp) point of a Mixture-of-Experts model: none
+// (experts replicated), then every ep dividing the experts with etp = tp (ep | dp), then, with
+// tp > 1, every ep spanning the tensor-parallel ranks with etp = 1 (ep = tp·k, k | dp).
+std::vector<std::string> expert_variants(int64_t experts, int tp, int dp) {
+  std::vector<std::string> out = {""};
+  if (experts < 2) return out;
+  for (int ep = 2; ep <= dp && ep <= experts; ++ep) {
+    if (dp % ep == 0 && experts % ep == 0) out.push_back(",ep=" + std::to_string(ep));
+  }
+  for (int k = 1; tp > 1 && k <= dp && int64_t{k} * tp <= experts; ++k) {
+    if (dp % k == 0 && experts % (int64_t{k} * tp) == 0) out.push_back(",ep=" + std::to_string(k * tp) + ",etp=1");
+  }
+  return out;
+}
+
+int64_t routed_experts(const Graph& g) {
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::moe_dispatch) return op.attrs.experts;
+  }
+  return 0;
+}
+
 }  // namespace
 
 MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep) {
@@ -56,6 +79,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const int devices = c.total_gpus();
   const int blocks = count_blocks(g);
+  const int64_t experts = routed_experts(g);
   MegatronGrid grid;
   auto offer = [&](Scheme&& s, const CostReport& r) {
     const auto key = std::make_pair(s.mesh_shape, s.pipeline_dim);
@@ -76,30 +100,32 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
       const int64_t per_replica = g.batch / dp;
       for (int64_t mb = 1; mb <= per_replica && !grid.truncated; mb *= 2) {
         if (per_replica % mb) continue;
-        for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-          bool exists = true;  // the plain layout exists: (tp, pp, dp, mb) fits the model
-          for (const std::string& options : option_variants(blocks, pp, dp, sp)) {
-            if (!exists || grid.truncated) break;
-            for (const char* rc : {"none", "selective", "full"}) {
-              if (elapsed() > time_limit_s) {
-                grid.truncated = true;
-                break;
+        for (const std::string& ep : expert_variants(experts, tp, dp)) {
+          for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+            bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
+            for (const std::string& options : option_variants(blocks, pp, dp, sp)) {
+              if (!exists || grid.truncated) break;
+              for (const char* rc : {"none", "selective", "full"}) {
+                if (elapsed() > time_limit_s) {
+                  grid.truncated = true;
+                  break;
+                }
+                const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+                                         ",dp=" + std::to_string(dp) + ",mb=" + std::to_string(mb) + ep +
+                                         ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
+                Scheme s;
+                try {
+                  s = make_scheme(spec, g, c, {});
+                } catch (const InputError&) {
+                  exists = !options.empty();  // the plain layout failing rules out its variants too
+                  break;
+                }
+                ++grid.points;
+                const CostReport r = evaluate(g, c, s);
+                grid.feasible += r.feasible;
+                offer(std::move(s), r);
+                if (r.feasible) break;  // fits: more recompute only costs time
               }
-              const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-                                       ",dp=" + std::to_string(dp) + ",mb=" + std::to_string(mb) +
-                                       ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
-              Scheme s;
-              try {
-                s = make_scheme(spec, g, c, {});
-              } catch (const InputError&) {
-                exists = !options.empty();  // the plain layout failing rules out its variants too
-                break;
-              }
-              ++grid.points;
-              const CostReport r = evaluate(g, c, s);
-              grid.feasible += r.feasible;
-              offer(std::move(s), r);
-              if (r.feasible) break;  // fits: more recompute only costs time
             }
           }
         }
