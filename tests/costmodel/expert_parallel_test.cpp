@@ -4,10 +4,12 @@
 // token slots, the experts' gradients sync over edp only; and each bad combination is refused
 // naming the parameter.
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/megatron_layout.hpp"
+#include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/scheme_export.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "input_error.hpp"
@@ -132,4 +134,18 @@ TEST_CASE("megatron ep and etp are refused where Megatron-Core refuses them", "[
     CHECK(e->field() == k.field);
     CHECK(e->reason() == k.reason);
   }
+}
+
+TEST_CASE("an all-to-all across nodes shares each node's NICs among all its GPUs", "[costmodel][moe][collective]") {
+  // Expert parallelism over 16 GPUs on 2 DGX H100: half of each GPU's buffer leaves the node,
+  // and all 8 GPUs of the node send theirs at once through its NICs.
+  const ClusterSpec c = resolve_cluster("dgx-h100", 2);
+  const DeviceMesh m = make_mesh(c, {16});
+  const double bytes = 128e6;
+  const double nic_s = 8.0 / 16 * bytes * 8 / c.node_nic_bw_bytes_per_s();
+  const double alpha_s = 15 * std::max(c.intra.latency_s, c.inter.latency_s);
+  CHECK(m.collective(0, CollectiveKind::all_to_all, bytes).time_s == Approx(nic_s + alpha_s));
+  // the same exchange inside one node runs on NVLink, several times faster
+  const DeviceMesh one = make_mesh(resolve_cluster("dgx-h100", 1), {8});
+  CHECK(one.collective(0, CollectiveKind::all_to_all, bytes).time_s < nic_s / 3);
 }
