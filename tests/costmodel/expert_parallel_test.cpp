@@ -149,3 +149,34 @@ TEST_CASE("an all-to-all across nodes shares each node's NICs among all its GPUs
   const DeviceMesh one = make_mesh(resolve_cluster("dgx-h100", 1), {8});
   CHECK(one.collective(0, CollectiveKind::all_to_all, bytes).time_s < nic_s / 3);
 }
+
+TEST_CASE("an expert-parallel megatron scheme is recognised as its layout and exported with its ep flags",
+          "[costmodel][moe][export]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = mixtral(1);
+  struct Case {
+    const char* spec;
+    int ep, etp;
+  };
+  for (const Case& k : {Case{"megatron:tp=1,pp=1,dp=8,ep=8", 8, 1}, Case{"megatron:tp=1,pp=1,dp=8,ep=4", 4, 1},
+                        Case{"megatron:tp=2,pp=1,dp=4,ep=4,sp=1", 4, 2},
+                        Case{"megatron:tp=2,pp=1,dp=4,ep=8,etp=1,sp=1", 8, 1},
+                        Case{"megatron:tp=2,pp=1,dp=4,ep=2,etp=1,sp=1", 2, 1}}) {
+    INFO(k.spec);
+    const MegatronMatch m = match_megatron_layout(g, c, make_scheme(k.spec, g, c, {}));
+    INFO(m.why_not);
+    REQUIRE(m.layout);
+    CHECK(m.layout->ep == k.ep);
+    CHECK(m.layout->etp == k.etp);
+    const std::string lm = find_export_format("megatron-lm").write(g, *m.layout);
+    CHECK(lm.find("--expert-model-parallel-size " + std::to_string(k.ep) + "\n") != std::string::npos);
+    CHECK(lm.find("--expert-tensor-parallel-size " + std::to_string(k.etp) + "\n") != std::string::npos);
+    const std::string bridge = find_export_format("megatron-bridge").write(g, *m.layout);
+    CHECK(bridge.find("cfg.model.expert_model_parallel_size = " + std::to_string(k.ep) + "\n") != std::string::npos);
+  }
+  // a dense layout exports no expert flag
+  const Graph dense = build_zoo_model("llama", parse_knob_list("layers=1"));
+  const MegatronMatch d = match_megatron_layout(dense, c, make_scheme("megatron:tp=2,pp=1,dp=4", dense, c, {}));
+  REQUIRE(d.layout);
+  CHECK(find_export_format("megatron-lm").write(dense, *d.layout).find("expert") == std::string::npos);
+}

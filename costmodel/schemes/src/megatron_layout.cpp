@@ -92,7 +92,9 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
   else if (sbp.size() == 2) cuts = {{sbp[0], sbp[1], 1, sbp[1]}};
   if (moe) {
     if (sbp.size() == 1) cuts.push_back({sbp[0], 1, sbp[0], 1});
+    if (sbp.size() == 1) cuts.push_back({1, sbp[0], sbp[0], 1});  // ep = tp, etp = 1
     if (sbp.size() == 2) {
+      cuts.push_back({sbp[0], sbp[1], sbp[1], 1});             // ep = tp, etp = 1
       cuts.push_back({sbp[0] * sbp[1], 1, sbp[1], 1});       // [dp/ep, ep]
       cuts.push_back({sbp[0], sbp[1], sbp[0], sbp[1]});      // [ep, tp], etp = tp
       cuts.push_back({sbp[0], sbp[1], sbp[0] * sbp[1], 1});  // [ep/tp, tp], etp = 1
