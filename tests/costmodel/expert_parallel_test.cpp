@@ -180,3 +180,19 @@ TEST_CASE("an expert-parallel megatron scheme is recognised as its layout and ex
   REQUIRE(d.layout);
   CHECK(find_export_format("megatron-lm").write(dense, *d.layout).find("expert") == std::string::npos);
 }
+
+TEST_CASE("pipeline, expert data, expert and tensor parallelism make a 4-D mesh with 3 SBP dims",
+          "[costmodel][moe]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 4);
+  const Graph g = mixtral(4);
+  const Scheme s = make_scheme("megatron:tp=2,pp=2,dp=8,ep=4,sp=1", g, c, {});
+  CHECK(s.mesh_shape == std::vector<int>{2, 2, 4, 2});
+  CHECK(s.sbp_shape() == std::vector<int>{2, 4, 2});
+  const CostReport r = evaluate(g, c, s);
+  CHECK(r.stages == 2);
+  CHECK(r.comm.count[kind(CollectiveKind::all_to_all)] > 0);
+  // more than a pipeline's dim on top of the SBP dims is refused
+  auto e = input_error_of([&] { make_mesh(c, {2, 2, 2, 2, 2}, "mesh"); });
+  REQUIRE(e);
+  CHECK(e->reason() == "a mesh has 1 to 4 dimensions (at most 3 besides a pipeline's)");
+}

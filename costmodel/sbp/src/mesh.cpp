@@ -93,8 +93,11 @@ std::vector<int> parse_mesh_shape(const std::string& text, const std::string& fl
 }
 
 DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const std::string& flag) {
-  if (shape.empty() || shape.size() > static_cast<size_t>(kMaxMeshDims)) {
-    throw InputError(flag, "", "a mesh has 1 to " + std::to_string(kMaxMeshDims) + " dimensions");
+  // A scheme's mesh may carry the pipeline's dim on top of kMaxMeshDims SBP dims (Megatron-Core
+  // with expert parallelism: [pp, edp, ep, tp]); Scheme::sbp_shape() keeps within kMaxMeshDims.
+  if (shape.empty() || shape.size() > static_cast<size_t>(kMaxMeshDims) + 1) {
+    throw InputError(flag, "", "a mesh has 1 to " + std::to_string(kMaxMeshDims + 1) + " dimensions (at most " +
+                                   std::to_string(kMaxMeshDims) + " besides a pipeline's)");
   }
   // Multiplied as a double (exact below 2^53), so no product of sizes wraps to a small count:
   // in int, 65536x65536 was 0 devices, and the check below divided by it.

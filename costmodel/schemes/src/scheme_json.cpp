@@ -122,6 +122,10 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
       rd.fail("pipeline_dim", "must be -1 or a mesh dim index");
     }
   }
+  if (s.sbp_shape().size() > static_cast<size_t>(kMaxMeshDims)) {
+    rd.fail("mesh", "has " + std::to_string(s.mesh_shape.size()) + " dimensions: at most " +
+                        std::to_string(kMaxMeshDims) + " besides the pipeline's (pipeline_dim)");
+  }
   if (j.contains("micro_batches")) s.micro_batches = rd.integer(j["micro_batches"], "micro_batches", 1);
   if (g.batch % s.micro_batches != 0) rd.fail("micro_batches", "does not divide the batch " + std::to_string(g.batch));
   if (j.contains("virtual_stages")) s.virtual_stages = rd.integer(j["virtual_stages"], "virtual_stages", 1);
