@@ -65,13 +65,6 @@ std::vector<std::string> expert_variants(int64_t experts, int tp, int dp) {
   return out;
 }
 
-int64_t routed_experts(const Graph& g) {
-  for (const Op& op : g.ops) {
-    if (op.kind == OpKind::moe_dispatch) return op.attrs.experts;
-  }
-  return 0;
-}
-
 }  // namespace
 
 MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep) {

@@ -306,6 +306,13 @@ std::vector<bool> expert_parameters(const Graph& g) {
   return ep;
 }
 
+int64_t routed_experts(const Graph& g) {
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::moe_dispatch) return op.attrs.experts;
+  }
+  return 0;
+}
+
 double active_parameter_count(const Graph& g) {
   // Per tensor, the share of its experts a token reaches (1 outside expert regions).
   std::vector<double> share(g.tensors.size(), 1.0);

@@ -38,15 +38,7 @@ CollectiveEstimate DeviceMesh::collective(int d, CollectiveKind kind, double byt
     const NcclEstimate e = nccl_time(*m.nccl, kind, bytes);
     if (e.time_s >= 0) return {e.time_s, collective_algo_of(e.algo), nccl_proto_name(e.proto), e.channels};
   }
-  if (kind == CollectiveKind::all_to_all && m.crosses_nodes && m.size > 1) {
-    // Pairwise exchange (collective.cpp's direct algorithm): of a rank's S bytes, (r−1)/p stay
-    // on NVLink and (p−r)/p leave through the node's NICs, shared by all its GPUs.
-    const double p = m.size, r = m.ranks_per_node;
-    const double t = (p - 1) * m.a2a_alpha_s +
-                     std::max((r - 1) / p * bytes * m.a2a_intra_beta, (p - r) / p * bytes * m.a2a_nic_beta);
-    return {t, CollectiveAlgo::direct, {}};
-  }
-  return tier_collective_time(kind, m.size, bytes, m.tier);
+  return tier_collective_time(kind, m.size, bytes, kind == CollectiveKind::all_to_all ? m.a2a_tier : m.tier);
 }
 
 CalibrationMatch DeviceMesh::calibration_match(int d, CollectiveKind kind) const {
@@ -132,6 +124,7 @@ DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const 
       d.groups_per_node = 1;
       d.crosses_nodes = false;
       d.tier = {c.intra.latency_s, intra_beta};
+      d.a2a_tier = d.tier;
     } else if ((d.stride >= g && d.stride % g == 0) ||
                (d.stride < g && g % d.stride == 0 && span % g == 0)) {
       d.ranks_per_node = std::max(1, g / d.stride);
@@ -142,9 +135,12 @@ DeviceMesh make_mesh(const ClusterSpec& c, const std::vector<int>& shape, const 
       double beta_nic = d.groups_per_node / c.node_nic_bw_bytes_per_s();
       double beta = d.ranks_per_node > 1 ? std::max(intra_beta, beta_nic) : beta_nic;
       d.tier = {c.inter.latency_s, beta};
-      d.a2a_alpha_s = std::max(c.intra.latency_s, c.inter.latency_s);
-      d.a2a_intra_beta = intra_beta;
-      d.a2a_nic_beta = c.gpus_per_node / c.node_nic_bw_bytes_per_s();
+      // Pairwise exchange (collective.cpp's direct algorithm): of a rank's S bytes, (r−1)/p stay
+      // on NVLink and (p−r)/p leave through the NICs all g GPUs of the node share; the slower
+      // of the two, over the (p−1)/p of S the tier formula moves, is the per-byte cost.
+      const double p = d.size, r = d.ranks_per_node;
+      const double a2a_beta = std::max((r - 1) * intra_beta, (p - r) * g / c.node_nic_bw_bytes_per_s()) / (p - 1);
+      d.a2a_tier = {std::max(c.intra.latency_s, c.inter.latency_s), a2a_beta};
     } else {
       throw InputError(flag, "", "mesh dim " + std::to_string(i) + " (size " + std::to_string(d.size) +
                                      ") does not align with nodes of " + std::to_string(g) + " GPUs");

@@ -146,10 +146,7 @@ ExpertGroups expert_groups(const std::map<std::string, std::string>& kv, const G
   ExpertGroups eg;
   eg.ep = static_cast<int>(integer_param(kv, "ep", 1, ClusterSpec::kMaxGpus));
   eg.etp = static_cast<int>(integer_param(kv, "etp", tp, ClusterSpec::kMaxGpus));
-  int64_t experts = 0;
-  for (const Op& op : g.ops) {
-    if (op.kind == OpKind::moe_dispatch) experts = op.attrs.experts;
-  }
+  const int64_t experts = routed_experts(g);
   if (experts == 0) {
     if (kv.count("ep") && eg.ep > 1) fail("ep", g.name + " has no experts (ep needs a Mixture-of-Experts model)");
     if (kv.count("etp")) fail("etp", g.name + " has no experts (etp needs a Mixture-of-Experts model)");
@@ -274,7 +271,10 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     roles.push_back(DimRole::tensor);
     expert_roles.push_back(eg.etp == tp ? DimRole::tensor : DimRole::expert);
   }
-  if (roles.empty()) roles.push_back(DimRole::data), expert_roles.push_back(DimRole::data);
+  if (roles.empty()) {
+    roles.push_back(DimRole::data);
+    expert_roles.push_back(DimRole::data);
+  }
   if (s.mesh_shape.empty()) s.mesh_shape.push_back(1);
   if (!mesh_shape.empty() && mesh_shape != s.mesh_shape) {
     std::string own;

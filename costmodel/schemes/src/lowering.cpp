@@ -231,6 +231,8 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
   Ctx ctx{graph, bm, em, ep, shape_mb, bytes_mb, opt};
   AUTODDL_CHECK(opt.expert_roles.empty() || static_cast<int>(opt.expert_roles.size()) == nd)
       << "one expert role per SBP dim";
+  AUTODDL_CHECK(std::find(roles.begin(), roles.end(), DimRole::expert) == roles.end())
+      << "the expert role applies to MoE ops only (LoweringOptions::expert_roles)";
   // Per dim: the SBP each tensor was produced (activations) or stored (parameters) in.
   std::vector<std::vector<Sbp>> produced(nd, std::vector<Sbp>(n_t, Sbp::broadcast()));
   std::vector<std::vector<bool>> has_storage(nd, std::vector<bool>(n_t, false));
@@ -273,7 +275,6 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
     for (int d = 0; d < nd; ++d) {
       const int p = sbp_shape[d];
       DimRole role = moe_op && !opt.expert_roles.empty() ? opt.expert_roles[d] : roles[d];
-      if (role == DimRole::expert && !moe_op) role = DimRole::data;
       if (opt.conv_data_parallel && static_cast<int>(i) < first_matmul) role = DimRole::data;
       double best = kInf;
       size_t pick = cands.size() - 1;  // all-B (always present, last after the kind's rules)

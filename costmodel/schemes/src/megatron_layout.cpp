@@ -81,8 +81,7 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
   // [dp/ep', ep'] (expert_schemes.cpp): ep' = ep with etp = tp, ep/tp with etp = 1.
   std::vector<int> sbp = s.sbp_shape();
   if (sbp.size() == 1 && sbp[0] == 1) sbp.clear();
-  bool moe = false;
-  for (const Op& op : g.ops) moe = moe || op.kind == OpKind::moe_dispatch;
+  const bool moe = routed_experts(g) > 0;
   struct Cut {
     int dp, tp, ep, etp;
   };
@@ -91,8 +90,10 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
   else if (sbp.size() == 1) cuts = {{sbp[0], 1, 1, 1}, {1, sbp[0], 1, sbp[0]}};
   else if (sbp.size() == 2) cuts = {{sbp[0], sbp[1], 1, sbp[1]}};
   if (moe) {
-    if (sbp.size() == 1) cuts.push_back({sbp[0], 1, sbp[0], 1});
-    if (sbp.size() == 1) cuts.push_back({1, sbp[0], sbp[0], 1});  // ep = tp, etp = 1
+    if (sbp.size() == 1) {
+      cuts.push_back({sbp[0], 1, sbp[0], 1});  // [ep]
+      cuts.push_back({1, sbp[0], sbp[0], 1});  // ep = tp, etp = 1
+    }
     if (sbp.size() == 2) {
       cuts.push_back({sbp[0], sbp[1], sbp[1], 1});             // ep = tp, etp = 1
       cuts.push_back({sbp[0] * sbp[1], 1, sbp[1], 1});       // [dp/ep, ep]

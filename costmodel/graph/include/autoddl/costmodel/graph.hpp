@@ -135,6 +135,8 @@ std::vector<bool> expert_major_tensors(const Graph& g);
 // expert-major tensor (the grouped GEMMs' weights), as opposed to the router's and the dense
 // layers'.
 std::vector<bool> expert_parameters(const Graph& g);
+// Routed experts per MoE layer (the dispatches' `experts`), 0 for a dense model.
+int64_t routed_experts(const Graph& g);
 // Parameters one token's forward pass multiplies: all but the experts it is not routed to
 // (each MoE layer's expert weights count top_k/experts of theirs). Equals parameter_count()
 // for a dense model.

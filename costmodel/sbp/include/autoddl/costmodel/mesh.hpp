@@ -23,10 +23,10 @@ struct MeshDim {
   int groups_per_node = 1;   // groups of this dim with members in one node (share its NICs)
   bool crosses_nodes = false;
   LinkTier tier;             // per-step α, per-byte β of one group's ring
-  // All-to-all on a dim that crosses nodes (expert parallelism): every GPU of a node sends its
-  // cross-node share at once, so each gets 1/gpus_per_node of the node's NICs, not the
-  // per-group share a ring step sees. α of the slower tier; β of NVLink and of that NIC share.
-  double a2a_alpha_s = 0, a2a_intra_beta = 0, a2a_nic_beta = 0;
+  // The tier an all-to-all sees (the direct exchange, priced by the same tier formula): `tier`
+  // inside a node; across nodes every GPU of a node sends its cross-node share at once, so each
+  // gets 1/gpus_per_node of the node's NICs, not the per-group share a ring step sees.
+  LinkTier a2a_tier;
   // NCCL's tuner for one group of this dim (its NIC share included), when the cluster has an
   // `nccl` block: all-reduce, all-gather and reduce-scatter are then priced by NCCL's model.
   std::shared_ptr<const NcclTuning> nccl;
