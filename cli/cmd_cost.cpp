@@ -44,6 +44,13 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
               human_seconds(r.comm_exposed_s).c_str(), human_seconds(r.fwd_boxing_s).c_str(),
               human_seconds(r.bwd_boxing_s).c_str(), human_seconds(r.send_recv_s).c_str(),
               human_seconds(r.grad_sync_exposed_s).c_str(), human_seconds(r.grad_sync_s).c_str());
+  if (r.all_to_all_exposed_s > 0) {
+    const auto a2a = static_cast<size_t>(CollectiveKind::all_to_all);
+    std::printf("    all-to-all     %12s   expert dispatch and combine (%.0f per device, %s sent), in the boxing above;"
+                " not overlapped\n",
+                human_seconds(r.all_to_all_exposed_s).c_str(), r.comm.count[a2a],
+                (human_count(r.comm.bytes[a2a]) + "B").c_str());
+  }
   std::printf("  pipeline bubble  %12s\n", human_seconds(r.bubble_s).c_str());
   std::printf("  memory           %9.2f GB   of %.1f GB (parameters+gradients+optimizer %.2f GB, activations %.2f GB)\n",
               r.peak_memory_bytes / 1e9, r.memory_capacity_bytes / 1e9, r.param_memory_bytes / 1e9,

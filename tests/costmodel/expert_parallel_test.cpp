@@ -72,6 +72,22 @@ TEST_CASE("ep=8 splits the experts over 8 GPUs and all-to-alls each token slot t
   CHECK(r_ep.iteration_s < r_dp.iteration_s);
 }
 
+TEST_CASE("the all-to-alls of expert parallelism are reported as exposed communication of their own",
+          "[costmodel][moe]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = mixtral(2);
+  const CostReport r_dp = evaluate(g, c, make_scheme("megatron:tp=1,pp=1,dp=8", g, c, {}));
+  const CostReport r_ep = evaluate(g, c, make_scheme("megatron:tp=1,pp=1,dp=8,ep=8", g, c, {}));
+  CHECK(r_dp.all_to_all_exposed_s == 0);
+  // 2 layers x (dispatch, combine) x (forward, backward), each one all-to-all of the GPU's
+  // slots on the 8 GPUs of the node, none of it hidden.
+  const double slots_bytes = 4096.0 * 2 * 4096 * 2;
+  const double one_s = make_mesh(c, {8}).collective(0, CollectiveKind::all_to_all, slots_bytes).time_s;
+  CHECK(r_ep.all_to_all_exposed_s == Approx(8 * one_s));
+  CHECK(r_ep.all_to_all_exposed_s <= r_ep.fwd_boxing_s + r_ep.bwd_boxing_s);
+  CHECK(to_json(r_ep).at("all_to_all_exposed_s").get<double>() == r_ep.all_to_all_exposed_s);
+}
+
 TEST_CASE("etp=tp runs each expert tensor-parallel, etp=1 spreads the experts over the tp ranks",
           "[costmodel][moe]") {
   const ClusterSpec c = resolve_cluster("dgx-h100", 1);

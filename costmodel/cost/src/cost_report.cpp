@@ -30,6 +30,7 @@ nlohmann::json to_json(const CostReport& r) {
           {"fwd_boxing_s", r.fwd_boxing_s},
           {"bwd_boxing_s", r.bwd_boxing_s},
           {"send_recv_s", r.send_recv_s},
+          {"all_to_all_exposed_s", r.all_to_all_exposed_s},
           {"grad_sync_s", r.grad_sync_s},
           {"grad_sync_exposed_s", r.grad_sync_exposed_s},
           {"bubble_s", r.bubble_s},

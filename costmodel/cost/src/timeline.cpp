@@ -105,6 +105,8 @@ int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule 
     r.bwd_boxing_s += m * boxing.ops[i].bwd_s;
   }
   r.comm = boxing.stage_tally[slow].scaled(m);
+  // Boxing is not overlapped, so every all-to-all the slow stage runs is on the critical path.
+  r.all_to_all_exposed_s = r.comm.time_s[static_cast<size_t>(CollectiveKind::all_to_all)];
   r.comm += sync.stage_tally[slow];
   return slow;
 }

@@ -27,6 +27,10 @@ struct CostReport {
   double compute_s = 0;          // compute on the critical path
   double comm_exposed_s = 0;     // communication on the critical path (boxing, send/recv, exposed grad sync)
   double fwd_boxing_s = 0, bwd_boxing_s = 0, grad_sync_s = 0, grad_sync_exposed_s = 0, send_recv_s = 0;
+  // Expert parallelism's dispatch and combine all-to-alls on the critical path (part of the
+  // boxing above). All of it: no overlap of the all-to-all with compute is modelled (Megatron's
+  // --overlap-moe-expert-parallel-comm is not).
+  double all_to_all_exposed_s = 0;
   double bubble_s = 0;
   double stage_time_s = 0;        // slowest stage, one micro-batch forward + backward (with its comm)
   CommTally comm;                // all communication of one device per iteration, by kind
