@@ -7,12 +7,26 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/pipeline_layout.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "autoddl/costmodel/text_integer.hpp"
 
 namespace autoddl::costmodel {
 
 namespace {
+
+// A layout for `layers` over `chunks` stages, one layer apart at most, the lighter stages first
+// (they hold the embedding), for the error message of an uneven split.
+std::string uneven_layout_example(size_t layers, int64_t chunks) {
+  std::vector<std::string> stages(static_cast<size_t>(chunks));
+  const size_t light = static_cast<size_t>(chunks) - layers % static_cast<size_t>(chunks);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    stages[s] = std::string(layers / static_cast<size_t>(chunks) + (s < light ? 0 : 1), 't');
+  }
+  stages.front().insert(0, "E");
+  stages.back() += "L";
+  return pipeline_layout_text(stages);
+}
 
 [[noreturn]] void fail(const std::string& field, const std::string& why) {
   throw InputError("--scheme", field, why);
@@ -177,11 +191,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout)");
     }
   }
   // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
@@ -189,7 +203,22 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   const int tp = static_cast<int>(integer_param(kv, "tp", 1, kMaxDim));
   const int pp = static_cast<int>(integer_param(kv, "pp", 1, kMaxDim));
   const int dp = static_cast<int>(integer_param(kv, "dp", 1, kMaxDim));
-  const int v = static_cast<int>(integer_param(kv, "interleave", 1, kMaxDim));
+  // layout=TEXT (Megatron-Core's --pipeline-model-parallel-layout) names each virtual stage's
+  // layers; its stage count is pp x interleave (interleave may be left out).
+  std::vector<std::string> layout;
+  if (kv.count("layout")) {
+    if (pp < 2) fail("layout", "needs pp > 1");
+    layout = parse_pipeline_layout(kv["layout"]);
+    if (layout.size() % pp != 0) {
+      fail("layout", "has " + std::to_string(layout.size()) + " stages, not a multiple of pp = " + std::to_string(pp));
+    }
+    if (kv.count("interleave") && integer_param(kv, "interleave", 1, kMaxDim) * pp != static_cast<int64_t>(layout.size())) {
+      fail("layout", "has " + std::to_string(layout.size()) + " stages but pp*interleave = " +
+                         std::to_string(integer_param(kv, "interleave", 1, kMaxDim) * pp));
+    }
+  }
+  const int v = layout.empty() ? static_cast<int>(integer_param(kv, "interleave", 1, kMaxDim))
+                               : static_cast<int>(layout.size() / pp);
   const int64_t devices = static_cast<int64_t>(tp) * pp * dp;
   if (devices != c.total_gpus()) {
     fail("megatron", "tp*pp*dp = " + std::to_string(devices) + " but " + c.name + " has " +
@@ -303,7 +332,9 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
       }
     }
   }
-  if (pp > 1) {
+  if (!layout.empty()) {
+    s.op_chunk = op_chunks_from_layout(g, layout);
+  } else if (pp > 1) {
     // Layers (ops sharing a block label) in order, split evenly into pp·v chunks; ops before the
     // first layer (embeddings) join the first chunk, ops after the last (head, loss) the last.
     std::vector<std::string> blocks;
@@ -313,7 +344,8 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     const int64_t chunks = int64_t{pp} * v;
     if (blocks.empty() || blocks.size() % chunks != 0) {
       fail("pp", std::to_string(blocks.size()) + " layers do not split evenly into pp*interleave = " +
-                     std::to_string(chunks) + " chunks");
+                     std::to_string(chunks) + " chunks (layout=... places them unevenly, e.g. layout=" +
+                     uneven_layout_example(blocks.size(), chunks) + ")");
     }
     const size_t per = blocks.size() / chunks;
     std::map<std::string, int> chunk_of;
@@ -368,7 +400,7 @@ const std::vector<ExpertSchemeRow>& expert_schemes() {
        make_owt, false, owt_not_applicable},
       {"megatron",
        "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"
-       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T]",
+       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T][,layout=Et|(tt|)*30L]",
        "megatron:tp=..,pp=..,dp=..", "Megatron-LM: tensor x pipeline x data parallel (Narayanan et al. 2021)",
        megatron, true, nullptr, "megatron:tp=8,pp=1,dp=2"},
   };

@@ -29,6 +29,7 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
   set("model.tensor_model_parallel_size", std::to_string(l.tp));
   set("model.pipeline_model_parallel_size", std::to_string(l.pp));
   set("model.virtual_pipeline_model_parallel_size", l.interleave > 1 ? std::to_string(l.interleave) : "None");
+  if (!l.pipeline_layout.empty()) set("model.pipeline_model_parallel_layout", "\"" + l.pipeline_layout + "\"");
   set("model.context_parallel_size", "1");
   if (l.ep > 1) {
     set("model.expert_model_parallel_size", std::to_string(l.ep));

@@ -36,8 +36,14 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
     arg("--expert-tensor-parallel-size " + std::to_string(l.etp));
     arg("--moe-token-dispatcher-type alltoall");  // the all-to-all the cost model prices
   }
+  if (!l.pipeline_layout.empty()) {
+    // Uneven layers: the layout names every virtual stage (Megatron-Core derives the virtual
+    // stages from it).
+    s += "# --pipeline-model-parallel-layout is newer than core_r0.11.0 (Megatron-Core's flexible virtual pipeline layout): run it on a release that has it\n";
+    arg("--pipeline-model-parallel-layout \"" + l.pipeline_layout + "\"");
+  }
   if (l.interleave > 1) {
-    arg("--num-virtual-stages-per-pipeline-rank " + std::to_string(l.interleave));
+    if (l.pipeline_layout.empty()) arg("--num-virtual-stages-per-pipeline-rank " + std::to_string(l.interleave));
     // overlap_p2p_comm is on by default (store_false); pp_overlap=0 turns it off.
     if (!l.pp_overlap) arg("--no-overlap-p2p-communication");
   }

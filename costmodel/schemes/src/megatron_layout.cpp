@@ -7,6 +7,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/pipeline_layout.hpp"
 #include "autoddl/costmodel/sbp.hpp"
 #include "autoddl/costmodel/signature.hpp"
 
@@ -21,6 +22,7 @@ std::string spec_of(const MegatronLayout& l) {
                   ",mb=" + std::to_string(l.micro_batch_size);
   if (l.ep > 1) s += ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp);
   if (l.interleave > 1) s += ",interleave=" + std::to_string(l.interleave);
+  if (!l.pipeline_layout.empty()) s += ",layout=" + l.pipeline_layout;
   s += flag("sp", l.sequence_parallel) + ",recompute=" + std::string(recompute_name(l.recompute));
   if (l.interleave == 1) s += ",schedule=" + std::string(schedule_name(l.schedule));
   s += flag("sg", l.scatter_gather_sends) + flag("dist_opt", l.dist_opt) + flag("tp_overlap", l.tp_overlap) +
@@ -113,48 +115,56 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
     out.why_not = "the pipeline is mesh dim " + std::to_string(s.pipeline_dim) + ": Megatron-LM's is the outermost";
     return out;
   }
+  // The stage partition as a layout: tried after the even split, for a scheme whose layers are
+  // not evenly split (or a model whose layers do not split evenly).
+  const std::string uneven = s.stages() > 1 ? layout_of_op_chunks(g, s.op_chunk, s.stages() * s.virtual_stages) : "";
+  std::vector<std::string> layouts = {""};
+  if (!uneven.empty()) layouts.push_back(uneven);
   int best_same = -1;
-  for (const Cut& cut : cuts) {
-    const int dp = cut.dp, tp = cut.tp;
-    MegatronLayout l;
-    l.tp = tp;
-    l.ep = cut.ep;
-    l.etp = cut.etp;
-    l.pp = s.stages();
-    l.dp = dp;
-    l.global_batch_size = g.batch;
-    if (g.batch % (static_cast<int64_t>(dp) * s.micro_batches) != 0) continue;
-    l.micro_batch_size = g.batch / (static_cast<int64_t>(dp) * s.micro_batches);
-    l.interleave = s.virtual_stages;
-    l.recompute = s.recompute;
-    l.schedule = s.schedule;
-    l.dist_opt = s.shard_optimizer;
-    l.tp_overlap = s.overlap_tp_comm;
-    l.pp_overlap = s.overlap_p2p_comm;
-    l.param_overlap = s.overlap_param_gather;
-    l.grad_reduce_16bit = s.grad_reduce_16bit;
-    l.scatter_gather_sends = s.scatter_gather_sends;
-    for (bool sp : {false, true}) {
-      if (sp && tp < 2) continue;
-      l.sequence_parallel = sp;
-      l.spec = spec_of(l);
-      Scheme ref;
-      try {
-        ref = make_scheme(l.spec, g, c, {});
-      } catch (const InputError& e) {
-        if (best_same < 0 && out.why_not.empty()) out.why_not = l.spec + ": " + e.what();
-        continue;
-      }
-      int same = 0;
-      const std::string diff = first_difference(g, s, ref, &same);
-      if (diff.empty()) {
-        out.layout = l;
-        out.why_not.clear();
-        return out;
-      }
-      if (same > best_same) {
-        best_same = same;
-        out.why_not = diff + " (nearest layout " + l.spec + ")";
+  for (const std::string& pipeline_layout : layouts) {
+    for (const Cut& cut : cuts) {
+      const int dp = cut.dp, tp = cut.tp;
+      MegatronLayout l;
+      l.tp = tp;
+      l.ep = cut.ep;
+      l.etp = cut.etp;
+      l.pp = s.stages();
+      l.dp = dp;
+      l.global_batch_size = g.batch;
+      if (g.batch % (static_cast<int64_t>(dp) * s.micro_batches) != 0) continue;
+      l.micro_batch_size = g.batch / (static_cast<int64_t>(dp) * s.micro_batches);
+      l.interleave = s.virtual_stages;
+      l.pipeline_layout = pipeline_layout;
+      l.recompute = s.recompute;
+      l.schedule = s.schedule;
+      l.dist_opt = s.shard_optimizer;
+      l.tp_overlap = s.overlap_tp_comm;
+      l.pp_overlap = s.overlap_p2p_comm;
+      l.param_overlap = s.overlap_param_gather;
+      l.grad_reduce_16bit = s.grad_reduce_16bit;
+      l.scatter_gather_sends = s.scatter_gather_sends;
+      for (bool sp : {false, true}) {
+        if (sp && tp < 2) continue;
+        l.sequence_parallel = sp;
+        l.spec = spec_of(l);
+        Scheme ref;
+        try {
+          ref = make_scheme(l.spec, g, c, {});
+        } catch (const InputError& e) {
+          if (best_same < 0 && out.why_not.empty()) out.why_not = l.spec + ": " + e.what();
+          continue;
+        }
+        int same = 0;
+        const std::string diff = first_difference(g, s, ref, &same);
+        if (diff.empty()) {
+          out.layout = l;
+          out.why_not.clear();
+          return out;
+        }
+        if (same > best_same) {
+          best_same = same;
+          out.why_not = diff + " (nearest layout " + l.spec + ")";
+        }
       }
     }
   }

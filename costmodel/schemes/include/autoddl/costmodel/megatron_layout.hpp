@@ -20,6 +20,9 @@ struct MegatronLayout {
   int64_t micro_batch_size = 1;  // samples per micro-batch per data-parallel rank (Megatron's --micro-batch-size)
   int64_t global_batch_size = 1;
   int interleave = 1;  // virtual stages per pipeline rank
+  // Megatron-Core's --pipeline-model-parallel-layout when the layers are not the even split
+  // (pipeline_layout.hpp), "" when they are.
+  std::string pipeline_layout;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;

@@ -1,0 +1,213 @@
+// Megatron-Core's pipeline layout text (pipeline_layout.hpp): a small recursive-descent parser
+// over "E t m L | ( ) *N", the inverse that prints a layout, and the op-to-stage assignment.
+#include "autoddl/costmodel/pipeline_layout.hpp"
+
+#include <map>
+#include <string_view>
+
+#include "autoddl/costmodel/error.hpp"
+
+namespace autoddl::costmodel {
+
+namespace {
+
+// Layers of the whole model (DeepSeek-V3's 61 times a few) bound what a repetition may expand to.
+constexpr size_t kMaxExpanded = 1 << 20;
+
+struct Parser {
+  std::string_view text;
+  const std::string& field;
+  size_t pos = 0;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw InputError("--scheme", field,
+                     why + " at position " + std::to_string(pos + 1) + " of '" + std::string(text) + "'");
+  }
+  bool done() const { return pos >= text.size(); }
+  char peek() const { return text[pos]; }
+
+  // "*N" after an item: N >= 1 (1 when there is no '*').
+  size_t repeat() {
+    if (done() || peek() != '*') return 1;
+    ++pos;
+    size_t n = 0, digits = 0;
+    while (!done() && peek() >= '0' && peek() <= '9') {
+      n = n * 10 + static_cast<size_t>(peek() - '0');
+      if (n > kMaxExpanded) fail("repetition too large");
+      ++pos;
+      ++digits;
+    }
+    if (digits == 0 || n == 0) fail("'*' takes a count of at least 1");
+    return n;
+  }
+
+  // A sequence of items up to ')' or the end, expanded: symbols and '|'.
+  std::string sequence(int depth) {
+    std::string out;
+    while (!done() && peek() != ')') {
+      std::string item;
+      const char c = peek();
+      if (c == '(') {
+        ++pos;
+        item = sequence(depth + 1);
+        if (done() || peek() != ')') fail("'(' is not closed");
+        ++pos;
+      } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
+        item = std::string(1, c);
+        ++pos;
+      } else if (c == ' ') {
+        ++pos;
+        continue;
+      } else {
+        fail(std::string("unknown symbol '") + c + "' (E embedding, t layer, m MTP layer, L loss, | stage break)");
+      }
+      const size_t n = repeat();
+      if (out.size() + item.size() * n > kMaxExpanded) fail("layout too long");
+      for (size_t i = 0; i < n; ++i) out += item;
+    }
+    if (depth == 0 && !done()) fail("')' without '('");
+    return out;
+  }
+};
+
+bool is_mtp(const std::string& block) { return block.rfind("mtp", 0) == 0; }
+
+}  // namespace
+
+std::vector<std::string> parse_pipeline_layout(const std::string& text, const std::string& field) {
+  Parser p{text, field};
+  if (text.empty()) p.fail("empty layout");
+  const std::string flat = p.sequence(0);
+  std::vector<std::string> stages(1);
+  for (char c : flat) {
+    if (c == '|') {
+      stages.emplace_back();
+    } else {
+      stages.back() += c;
+    }
+  }
+  return stages;
+}
+
+std::string pipeline_layout_text(const std::vector<std::string>& stages) {
+  // Each stage as its symbols with runs of t folded ("Et*3"), then runs of equal stages folded
+  // into "(stage|)*N".
+  const auto stage_text = [](const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+      size_t j = i;
+      while (j < s.size() && s[j] == s[i]) ++j;
+      out += s[i];
+      if (j - i > 2) {
+        out += "*" + std::to_string(j - i);
+      } else if (j - i == 2) {
+        out += s[i];
+      }
+      i = j;
+    }
+    return out;
+  };
+  std::string out;
+  for (size_t i = 0; i < stages.size();) {
+    size_t j = i;
+    while (j < stages.size() && stages[j] == stages[i]) ++j;
+    const bool last = j == stages.size();
+    if (j - i > 2 && !last) {
+      out += "(" + stage_text(stages[i]) + "|)*" + std::to_string(j - i);
+    } else {
+      for (size_t k = i; k < j; ++k) out += stage_text(stages[k]) + (k + 1 < stages.size() ? "|" : "");
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::string>& stages, const std::string& field) {
+  const auto fail = [&](const std::string& why) { throw InputError("--scheme", field, why); };
+  std::vector<std::string> layers, mtp;
+  for (const Op& op : g.ops) {
+    if (op.block.empty()) continue;
+    std::vector<std::string>& list = is_mtp(op.block) ? mtp : layers;
+    if (list.empty() || list.back() != op.block) list.push_back(op.block);
+  }
+  size_t t = 0, m = 0, e = 0, l = 0;
+  std::map<std::string, int> chunk_of;  // block -> stage
+  for (size_t s = 0; s < stages.size(); ++s) {
+    for (size_t k = 0; k < stages[s].size(); ++k) {
+      const char c = stages[s][k];
+      if (c == 't') {
+        if (t < layers.size()) chunk_of[layers[t]] = static_cast<int>(s);
+        ++t;
+      } else if (c == 'm') {
+        if (m < mtp.size()) chunk_of[mtp[m]] = static_cast<int>(s);
+        ++m;
+      } else if (c == 'E') {
+        if (s != 0 || k != 0) {
+          fail("E (the embedding) must open the first stage (it is in stage " + std::to_string(s + 1) + ")");
+        }
+        ++e;
+      } else if (c == 'L') {
+        if (s + 1 != stages.size() || k + 1 != stages[s].size()) {
+          fail("L (the output layer and loss) must close the last stage (it is in stage " + std::to_string(s + 1) +
+               " of " + std::to_string(stages.size()) + ")");
+        }
+        ++l;
+      }
+    }
+  }
+  if (t != layers.size()) {
+    fail("the layout places " + std::to_string(t) + " layers (t) but " + g.name + " has " +
+         std::to_string(layers.size()));
+  }
+  if (m != mtp.size()) {
+    fail("the layout places " + std::to_string(m) + " multi-token-prediction layers (m) but " + g.name + " has " +
+         std::to_string(mtp.size()));
+  }
+  if (e != 1 || l != 1) fail("the layout needs one E (first stage) and one L (last stage)");
+  std::vector<int> out(g.ops.size(), 0);
+  int cur = 0;
+  bool seen_block = false;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (!op.block.empty()) {
+      cur = chunk_of.at(op.block);
+      seen_block = true;
+    } else if (seen_block) {
+      cur = static_cast<int>(stages.size()) - 1;
+    }
+    out[i] = cur;
+  }
+  return out;
+}
+
+std::string layout_of_op_chunks(const Graph& g, const std::vector<int>& op_chunk, int chunks) {
+  if (chunks < 1 || op_chunk.size() != g.ops.size()) return "";
+  std::vector<std::string> stages(static_cast<size_t>(chunks));
+  std::string current_block;
+  int current_chunk = 0;
+  bool seen_block = false;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    const int c = op_chunk[i];
+    if (c < current_chunk || c >= chunks) return "";  // chunks out of order
+    if (op.block.empty()) {
+      if (!seen_block && c != 0) return "";
+      if (seen_block && c != chunks - 1) return "";
+      current_chunk = c;
+      continue;
+    }
+    if (op.block != current_block) {
+      current_block = op.block;
+      stages[static_cast<size_t>(c)] += is_mtp(op.block) ? 'm' : 't';
+      seen_block = true;
+    } else if (c != current_chunk) {
+      return "";  // one block over two chunks
+    }
+    current_chunk = c;
+  }
+  stages.front().insert(0, "E");
+  stages.back() += "L";
+  return pipeline_layout_text(stages);
+}
+
+}  // namespace autoddl::costmodel

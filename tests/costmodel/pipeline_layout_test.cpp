@@ -1,0 +1,130 @@
+// Megatron-Core's --pipeline-model-parallel-layout as the megatron scheme's layout=: the text's
+// syntax, the stages it gives, the layers it puts on each pipeline rank, and its refusals.
+#include <catch2/catch.hpp>
+
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/megatron_layout.hpp"
+#include "autoddl/costmodel/pipeline_layout.hpp"
+#include "autoddl/costmodel/scheme_export.hpp"
+#include "autoddl/costmodel/zoo.hpp"
+#include "input_error.hpp"
+
+using namespace autoddl::costmodel;
+
+// The expression throws an InputError on `field` whose reason contains `part`.
+#define CHECK_INPUT_ERROR(expr, field_, part)                              \
+  do {                                                                     \
+    const auto err = input_error_of([&] { (void)(expr); });                \
+    REQUIRE(err);                                                          \
+    CHECK(err->field() == (field_));                                       \
+    CHECK_THAT(err->reason(), Catch::Contains(part));                      \
+  } while (0)
+
+namespace {
+int layers_in_chunk(const Graph& g, const Scheme& s, int chunk) {
+  std::string last;
+  int n = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].block.empty() || g.ops[i].block == last) continue;
+    last = g.ops[i].block;
+    n += s.op_chunk[i] == chunk ? 1 : 0;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("a pipeline layout expands repetitions and groups into stages", "[costmodel][pipeline-layout]") {
+  const std::vector<std::string> ds = parse_pipeline_layout("Et*3|(tt|)*29m|L");
+  REQUIRE(ds.size() == 32);
+  CHECK(ds[0] == "Ettt");
+  CHECK(ds[1] == "tt");
+  CHECK(ds[29] == "tt");
+  CHECK(ds[30] == "m");
+  CHECK(ds[31] == "L");
+  const std::vector<std::string> nvidia = parse_pipeline_layout("Et|(tt|)*30mL");
+  REQUIRE(nvidia.size() == 32);
+  CHECK(nvidia[0] == "Et");
+  CHECK(nvidia[30] == "tt");
+  CHECK(nvidia[31] == "mL");
+  CHECK(parse_pipeline_layout("E|t|") == std::vector<std::string>{"E", "t", ""});
+  CHECK(parse_pipeline_layout("((t|)*2)*2L") == std::vector<std::string>{"t", "t", "t", "t", "L"});
+  // Printing folds runs and reads back to the same stages.
+  for (const char* text : {"Et*3|(tt|)*29m|L", "Ett|t|(ttt|)*5tL", "E|t|t|L"}) {
+    const std::vector<std::string> stages = parse_pipeline_layout(text);
+    CHECK(parse_pipeline_layout(pipeline_layout_text(stages)) == stages);
+  }
+  CHECK(pipeline_layout_text(parse_pipeline_layout("Ettt|tt|tt|tt|tt|L")) == "Et*3|(tt|)*4L");
+}
+
+TEST_CASE("a pipeline layout with bad syntax is refused at its position", "[costmodel][pipeline-layout][bad-input]") {
+  CHECK_INPUT_ERROR(parse_pipeline_layout("Et*|L"), "layout", "'*' takes a count");
+  CHECK_INPUT_ERROR(parse_pipeline_layout("(tt|L"), "layout", "not closed");
+  CHECK_INPUT_ERROR(parse_pipeline_layout("tt)|L"), "layout", "')' without '('");
+  CHECK_INPUT_ERROR(parse_pipeline_layout("Ex|L"), "layout", "unknown symbol 'x'");
+  CHECK_INPUT_ERROR(parse_pipeline_layout(""), "layout", "empty");
+  CHECK_INPUT_ERROR(parse_pipeline_layout("(t*999999)*999999"), "layout", "too");
+}
+
+TEST_CASE("layout= places uneven layers on the pipeline ranks as Megatron-Core does", "[costmodel][pipeline-layout]") {
+  // 10 layers on pp=4: Megatron's even split refuses them; the layout gives the first and last
+  // ranks (embedding, loss) 2 layers and the middle ones 3.
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("llama", parse_knob_list("size=3-8b,layers=10,batch=8"));
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1", g, c, {}), "pp", "layout=");
+  const Scheme s = make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|(ttt|)*2ttL", g, c, {});
+  CHECK(s.stages() == 4);
+  CHECK(s.virtual_stages == 1);
+  CHECK(layers_in_chunk(g, s, 0) == 2);
+  CHECK(layers_in_chunk(g, s, 1) == 3);
+  CHECK(layers_in_chunk(g, s, 2) == 3);
+  CHECK(layers_in_chunk(g, s, 3) == 2);
+  CHECK(s.op_chunk.front() == 0);           // the embedding
+  CHECK(s.op_chunk.back() == 3);            // the loss
+  const CostReport r = evaluate(g, c, s);
+  CHECK(r.feasible);
+  // An even layout in layout= is the even split.
+  const Graph g8 = build_zoo_model("llama", parse_knob_list("size=3-8b,layers=8,batch=8"));
+  const Scheme even = make_scheme("megatron:tp=2,pp=4,dp=1,interleave=2", g8, c, {});
+  const Scheme spelled = make_scheme("megatron:tp=2,pp=4,dp=1,layout=Et|(t|)*6tL", g8, c, {});
+  CHECK(spelled.virtual_stages == 2);
+  CHECK(spelled.op_chunk == even.op_chunk);
+  CHECK(evaluate(g8, c, spelled).iteration_s == Approx(evaluate(g8, c, even).iteration_s));
+}
+
+TEST_CASE("layout= is refused where it does not fit the model or the pipeline", "[costmodel][pipeline-layout][bad-input]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("llama", parse_knob_list("size=3-8b,layers=10,batch=8"));
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|(ttt|)*2tL", g, c, {}), "layout",
+                    "places 9 layers (t) but");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|ttt|tttttL", g, c, {}), "layout",
+                    "3 stages, not a multiple of pp = 4");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,interleave=2,layout=Ett|(ttt|)*2ttL", g, c, {}), "layout",
+                    "pp*interleave = 8");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,layout=tt|E(ttt|)*2ttL", g, c, {}), "layout",
+                    "E (the embedding) must open the first stage");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|(ttt|)*2tLt", g, c, {}), "layout",
+                    "L (the output layer and loss) must close the last stage");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|tttL|ttt|tt", g, c, {}), "layout",
+                    "(it is in stage 2 of 4)");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|ttt|tttm|ttL", g, c, {}), "layout",
+                    "multi-token-prediction");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=8,pp=1,dp=1,layout=EttL", g, c, {}), "layout", "needs pp > 1");
+}
+
+TEST_CASE("an uneven layout is a Megatron layout and exports as --pipeline-model-parallel-layout",
+          "[costmodel][pipeline-layout]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("llama", parse_knob_list("size=3-8b,layers=10,batch=8"));
+  const Scheme s = make_scheme("megatron:tp=2,pp=4,dp=1,layout=Ett|(ttt|)*2ttL", g, c, {});
+  CHECK(layout_of_op_chunks(g, s.op_chunk, 4) == "Ett|t*3|t*3|ttL");
+  const MegatronMatch m = match_megatron_layout(g, c, s);
+  REQUIRE(m.layout);
+  CHECK(m.layout->pipeline_layout == "Ett|t*3|t*3|ttL");
+  CHECK(make_scheme(m.layout->spec, g, c, {}).op_chunk == s.op_chunk);
+  const std::string lm = export_scheme(find_export_format("megatron-lm"), g, c, s);
+  CHECK_THAT(lm, Catch::Contains("--pipeline-model-parallel-layout \"Ett|t*3|t*3|ttL\"\n"));
+  CHECK_THAT(lm, !Catch::Contains("--num-virtual-stages-per-pipeline-rank"));
+  const std::string bridge = export_scheme(find_export_format("megatron-bridge"), g, c, s);
+  CHECK_THAT(bridge, Catch::Contains("cfg.model.pipeline_model_parallel_layout = \"Ett|t*3|t*3|ttL\"\n"));
+}
