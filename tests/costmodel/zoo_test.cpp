@@ -66,7 +66,7 @@ TEST_CASE("every zoo model builds with its default knobs into a finalized graph"
   CHECK(names == std::set<std::string>{"mlp", "vgg16", "resnet50", "bert", "gpt", "ncf",
                                        "resnet101", "densenet121", "inception_v3", "llama",
                                        "mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",
-                                       "gpt-oss-120b", "deepseek-v3"});
+                                       "gpt-oss-120b", "deepseek-v3", "grok-1"});
 }
 
 TEST_CASE("VGG16 has 138.36 M parameters and 15.5 G multiply-accumulates per 224x224 image",
@@ -260,7 +260,7 @@ TEST_CASE("an unknown model names --model and lists the known ones", "[zoo][bad-
   CHECK(e->field() == "");
   CHECK(e->reason() == "unknown model 'alexnet' (known: mlp, vgg16, resnet50, bert, gpt, ncf, "
                      "resnet101, densenet121, inception_v3, llama, mixtral-8x7b, mixtral-8x22b, "
-                     "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b, deepseek-v3)");
+                     "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b, deepseek-v3, grok-1)");
 }
 
 TEST_CASE("an unknown knob names --set and the knob, and lists the model's knobs",

@@ -49,11 +49,15 @@ OpWork binary_work(const Graph& g, const Op& op) {
 }
 
 namespace {
-// silu(gate) ⊙ up is one SwiGLU kernel in Megatron-LM (bias_swiglu_impl, TE's swiglu): backward
-// recomputes silu(gate) from the gate, which silu keeps, so the product keeps no copy of it.
-bool fused_swiglu_operand(const Graph& g, const Op& op, int i) {
+// silu(gate) ⊙ up is one SwiGLU kernel in Megatron-LM (bias_swiglu_impl, TE's swiglu), and
+// gelu(gate) ⊙ up one GeGLU kernel (bias_geglu_impl, TE's geglu; Grok-1's experts): backward
+// recomputes the activation from the gate, which silu and gelu keep, so the product keeps no
+// copy of it.
+bool fused_glu_operand(const Graph& g, const Op& op, int i) {
   const int producer = input(g, op, i).producer;
-  return producer >= 0 && g.ops[producer].kind == OpKind::unary && g.ops[producer].attrs.unary == UnaryFn::silu;
+  if (producer < 0 || g.ops[producer].kind != OpKind::unary) return false;
+  const UnaryFn fn = g.ops[producer].attrs.unary;
+  return fn == UnaryFn::silu || fn == UnaryFn::gelu;
 }
 }  // namespace
 
@@ -61,8 +65,8 @@ bool fused_swiglu_operand(const Graph& g, const Op& op, int i) {
 SavedForBackward binary_saved(const Graph& g, const Op& op) {
   SavedForBackward s;
   if (op.attrs.binary == BinaryFn::mul) {
-    if (needs_grad(g, op, 1) && !fused_swiglu_operand(g, op, 0)) s.inputs |= 1u;
-    if (needs_grad(g, op, 0) && !fused_swiglu_operand(g, op, 1)) s.inputs |= 2u;
+    if (needs_grad(g, op, 1) && !fused_glu_operand(g, op, 0)) s.inputs |= 1u;
+    if (needs_grad(g, op, 0) && !fused_glu_operand(g, op, 1)) s.inputs |= 2u;
   }
   return s;
 }

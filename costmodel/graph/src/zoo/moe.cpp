@@ -1,15 +1,20 @@
 // Mixture-of-Experts decoders: Llama-style pre-norm blocks (RMSNorm, attention, residual;
 // RMSNorm, FFN, residual) whose FFN is, past the first `dense_layers`, a routed MoE layer:
 // router (gating GEMM, softmax or sigmoid, top-k), token dispatch into expert slots, the
-// experts' SwiGLU as grouped GEMMs (gate, up, silu ⊙, down), combine weighted by the router,
-// plus `shared_experts` always-on experts as one dense SwiGLU of shared_experts·expert_ffn.
+// experts' gated FFN as grouped GEMMs (gate, up, act ⊙, down), combine weighted by the router,
+// plus `shared_experts` always-on experts as one dense gated FFN of shared_experts·expert_ffn.
+// The gate's activation is the preset's: silu (SwiGLU) for most, gelu (GeGLU) for Grok-1; the
+// two have the same shapes and GEMM FLOPs.
 // Untied LM head, no dropout, bf16 and FlashAttention by default, as these models train.
-// Shapes from each model's released config.json (sources in kPresets); docs/models.md lists
-// them with parameter counts. Left out, each under 0.05% of parameters and FLOPs: Qwen3's
+// Shapes from each model's released config.json or code (sources in kPresets); README's "Model
+// zoo vs published figures" lists them with parameter counts. Left out, each under 0.05% of parameters and FLOPs: Qwen3's
 // q/k RMSNorms, GPT-OSS's expert and router biases and attention sinks, DeepSeek-V3's
 // router bias (not trained by gradient). Not modelled: GPT-OSS's sliding-window layers (every
 // other layer attends to 128 tokens: its attention FLOPs are counted in full) and DeepSeek-V3's
-// multi-token prediction module.
+// multi-token prediction module. Grok-1's checkpoint ties its LM head to the input embedding
+// (model.py: InOutEmbed.decode, "here, we use tied weights"); the preset keeps the family's
+// untied head, as NeMo's Grok-1 recipe trains it (github.com/NVIDIA/dgxc-benchmarking,
+// grok1/grok1_314b.yaml: share_embeddings_and_output_weights false), 0.8 B parameters more.
 #include <iterator>
 #include <string>
 #include <utility>
@@ -27,6 +32,7 @@ struct Preset {
   int64_t layers, hidden, heads, kv_heads, head_dim, ffn, expert_ffn, experts, top_k, shared, dense_layers,
       vocab, seq;
   const char* router;     // softmax | sigmoid
+  const char* activation; // silu (SwiGLU) | gelu (GeGLU): the gated FFNs' gate activation
   const char* attention;  // gqa | mla
   bool attn_bias;
   int64_t q_rank, kv_rank, nope_dim, rope_dim, v_dim;  // mla only
@@ -35,45 +41,64 @@ struct Preset {
 constexpr Preset kPresets[] = {
     {"mixtral-8x7b", "Mixtral 8x7B (Mistral AI 2024): 8 experts, top-2; 46.7 B parameters, 12.9 B active",
      "huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json", 32, 4096, 32, 8, 128, 14336, 14336, 8, 2,
-     0, 0, 32000, 4096, "softmax", "gqa", false, 0, 0, 0, 0, 0},
+     0, 0, 32000, 4096, "softmax", "silu", "gqa", false, 0, 0, 0, 0, 0},
     {"mixtral-8x22b", "Mixtral 8x22B (Mistral AI 2024): 8 experts, top-2; 141 B parameters, 39 B active",
      "huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json", 56, 6144, 48, 8, 128, 16384, 16384, 8,
-     2, 0, 0, 32768, 4096, "softmax", "gqa", false, 0, 0, 0, 0, 0},
+     2, 0, 0, 32768, 4096, "softmax", "silu", "gqa", false, 0, 0, 0, 0, 0},
     {"qwen3-30b-a3b", "Qwen3-30B-A3B (Qwen 2025): 128 experts, top-8; 30.5 B parameters, 3.3 B active",
      "huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json", 48, 2048, 32, 4, 128, 6144, 768, 128, 8, 0, 0,
-     151936, 4096, "softmax", "gqa", false, 0, 0, 0, 0, 0},
+     151936, 4096, "softmax", "silu", "gqa", false, 0, 0, 0, 0, 0},
     {"qwen3-235b-a22b", "Qwen3-235B-A22B (Qwen 2025): 128 experts, top-8; 235 B parameters, 22 B active",
      "huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json", 94, 4096, 64, 4, 128, 12288, 1536, 128, 8, 0, 0,
-     151936, 4096, "softmax", "gqa", false, 0, 0, 0, 0, 0},
+     151936, 4096, "softmax", "silu", "gqa", false, 0, 0, 0, 0, 0},
     {"gpt-oss-120b", "GPT-OSS-120B (OpenAI 2025): 128 experts, top-4; 117 B parameters, 5.1 B active (without the embedding)",
      "huggingface.co/openai/gpt-oss-120b/blob/main/config.json", 36, 2880, 64, 8, 64, 2880, 2880, 128, 4, 0, 0,
-     201088, 4096, "softmax", "gqa", true, 0, 0, 0, 0, 0},
+     201088, 4096, "softmax", "silu", "gqa", true, 0, 0, 0, 0, 0},
     {"deepseek-v3", "DeepSeek-V3 (DeepSeek-AI 2024): MLA, 256 routed experts top-8 + 1 shared, first 3 layers dense; 671 B parameters, 37 B active",
      "huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json", 61, 7168, 128, 128, 128, 18432, 2048, 256, 8,
-     1, 3, 129280, 4096, "sigmoid", "mla", false, 1536, 512, 128, 64, 128},
+     1, 3, 129280, 4096, "sigmoid", "silu", "mla", false, 1536, 512, 128, 64, 128},
+    // run.py's grok_1_model: emb_size 48·128, widening_factor 8 -> ffn_size() = 8·6144·2/3 =
+    // 32768 per expert, 48 query / 8 KV heads of 128, 64 layers, 8 experts top-2, vocab
+    // 128·1024; model.py: softmax router, experts gelu(x·W)⊙(x·W_v)·W_1, no biases. No dense
+    // layers (ffn is unused; set to expert_ffn). seq 4096 as for the other presets (run.py's
+    // sequence_len is 8192).
+    {"grok-1", "Grok-1 (xAI 2024): 8 experts, top-2, GeGLU experts; 314 B parameters",
+     "github.com/xai-org/grok-1/blob/main/run.py and model.py", 64, 6144, 48, 8, 128, 32768, 32768, 8, 2, 0, 0,
+     131072, 4096, "softmax", "gelu", "gqa", false, 0, 0, 0, 0, 0},
 };
 
-int swiglu_ffn(GraphBuilder& b, int h, int64_t ffn, const std::string& name) {
+// The gated unit: act(x·W_gate) ⊙ (x·W_up). Its product op is named after it (swiglu, geglu).
+struct Glu {
+  UnaryFn act;
+  const char* name;
+};
+
+Glu glu_of(const Preset& p) {
+  return std::string(p.activation) == "gelu" ? Glu{UnaryFn::gelu, "geglu"} : Glu{UnaryFn::silu, "swiglu"};
+}
+
+int gated_ffn(GraphBuilder& b, int h, int64_t ffn, const Glu& glu, const std::string& name) {
   const int64_t hidden = b.shape(h)[2];
-  int gate = b.unary(name + ".gate_act", b.linear(name + ".gate", h, ffn, /*bias=*/false), UnaryFn::silu);
+  int gate = b.unary(name + ".gate_act", b.linear(name + ".gate", h, ffn, /*bias=*/false), glu.act);
   int up = b.linear(name + ".up", h, ffn, /*bias=*/false);
-  return b.linear(name + ".down", b.mul(name + ".swiglu", gate, up), hidden, /*bias=*/false);
+  return b.linear(name + ".down", b.mul(name + "." + glu.name, gate, up), hidden, /*bias=*/false);
 }
 
 struct MoeShape {
   int64_t experts, top_k, expert_ffn, shared;
   double capacity_factor;
+  Glu glu;
 };
 
 int moe_ffn(GraphBuilder& b, int h, const MoeShape& m) {
   const int64_t hidden = b.shape(h)[2];
   int probs = b.moe_router("moe.router", h, b.parameter("moe.router.weight", {hidden, m.experts}));
   int slots = b.moe_dispatch("moe.dispatch", h, m.experts, static_cast<int>(m.top_k), m.capacity_factor);
-  int gate = b.unary("moe.experts.gate_act", b.expert_linear("moe.experts.gate", slots, m.expert_ffn), UnaryFn::silu);
+  int gate = b.unary("moe.experts.gate_act", b.expert_linear("moe.experts.gate", slots, m.expert_ffn), m.glu.act);
   int up = b.expert_linear("moe.experts.up", slots, m.expert_ffn);
-  int down = b.expert_linear("moe.experts.down", b.mul("moe.experts.swiglu", gate, up), hidden);
+  int down = b.expert_linear("moe.experts.down", b.mul(std::string("moe.experts.") + m.glu.name, gate, up), hidden);
   int y = b.moe_combine("moe.combine", down, probs);
-  if (m.shared > 0) y = b.add("moe.shared.sum", y, swiglu_ffn(b, h, m.shared * m.expert_ffn, "moe.shared"));
+  if (m.shared > 0) y = b.add("moe.shared.sum", y, gated_ffn(b, h, m.shared * m.expert_ffn, m.glu, "moe.shared"));
   return y;
 }
 
@@ -103,7 +128,7 @@ Graph build(const Preset& p, const Knobs& k) {
   if (dense_layers > layers) k.fail("dense_layers", "must be at most layers = " + std::to_string(layers));
   const std::string router = k.get_string("router");
   if (router != "softmax" && router != "sigmoid") k.fail("router", "must be softmax or sigmoid (got '" + router + "')");
-  const MoeShape moe{experts, top_k, expert_ffn, shared, capacity_factor_knob(k)};
+  const MoeShape moe{experts, top_k, expert_ffn, shared, capacity_factor_knob(k), glu_of(p)};
   const DType dtype = model_dtype(k);
   const bool flash = flash_attention(k);
   const bool mla = std::string(p.attention) == "mla";
@@ -133,7 +158,7 @@ Graph build(const Preset& p, const Knobs& k) {
     int a = mla ? latent_attention(b, n, mla_shape, flash) : grouped_query_attention(b, n, gqa, flash);
     x = b.add("attn.residual", x, a);
     int h = b.rms_norm("ffn_norm", x);
-    x = b.add("ffn.residual", x, i < dense_layers ? swiglu_ffn(b, h, ffn, "ffn") : moe_ffn(b, h, moe));
+    x = b.add("ffn.residual", x, i < dense_layers ? gated_ffn(b, h, ffn, moe.glu, "ffn") : moe_ffn(b, h, moe));
     b.end_block();
   }
   x = b.rms_norm("norm_f", x);
@@ -164,12 +189,13 @@ ZooModel row(const Preset& p, Graph (*builder)(const Knobs&)) {
     own.push_back({"kv_heads", n(p.kv_heads), "key/value heads, dividing heads (grouped-query attention)"});
     own.push_back({"head_dim", n(p.head_dim), "attention head size"});
   }
-  own.push_back({"ffn", n(p.ffn), "SwiGLU inner size of the dense layers"});
+  const std::string glu = std::string(p.activation) == "gelu" ? "GeGLU" : "SwiGLU";
+  own.push_back({"ffn", n(p.ffn), glu + " inner size of the dense layers"});
   own.push_back({"dense_layers", n(p.dense_layers), "leading layers with a dense FFN instead of experts"});
   own.push_back({"experts", n(p.experts), "routed experts per MoE layer"});
   own.push_back({"top_k", n(p.top_k), "experts each token is routed to"});
-  own.push_back({"expert_ffn", n(p.expert_ffn), "SwiGLU inner size of one expert"});
-  own.push_back({"shared_experts", n(p.shared), "always-active experts per MoE layer (one dense SwiGLU of shared_experts x expert_ffn)"});
+  own.push_back({"expert_ffn", n(p.expert_ffn), glu + " inner size of one expert"});
+  own.push_back({"shared_experts", n(p.shared), "always-active experts per MoE layer (one dense " + glu + " of shared_experts x expert_ffn)"});
   own.push_back({"router", p.router, "softmax or sigmoid gating scores (top-k of them route)"});
   own.push_back({"capacity_factor", "1",
                  "slots per expert over the balanced mean: 1 = dropless with balanced routing, as published "
