@@ -134,6 +134,20 @@ void print_explain(const search::SearchResult& best, const costmodel::Graph& g, 
   std::printf("  grad sync overlaps the backward; exposed %s of %s. Mesh %s, %d micro-batch(es), recompute %s%s.\n",
               human_seconds(best.report.grad_sync_exposed_s).c_str(), human_seconds(best.report.grad_sync_s).c_str(),
               best.report.mesh.c_str(), s.micro_batches, std::string(recompute_name(s.recompute)).c_str(), chunks.c_str());
+  if (e.experts) {
+    const search::Explanation::Experts& x = *e.experts;
+    std::printf("  experts: ep=%lld (%lld of %lld routed experts per GPU), etp=%lld; all-to-all %s exposed\n",
+                static_cast<long long>(x.ep), static_cast<long long>(x.experts / x.ep), static_cast<long long>(x.experts),
+                static_cast<long long>(x.etp), human_seconds(x.all_to_all_exposed_s).c_str());
+    if (!e.expert_alternatives.empty()) {
+      std::printf("  %s's best point per expert layout, fastest first (iteration, all-to-all exposed):\n",
+                  e.reference_method.c_str());
+      for (const search::Explanation::ExpertAlternative& a : e.expert_alternatives) {
+        std::printf("    %-14s %12s %12s%s\n", a.layout.c_str(), human_seconds(a.iteration_s).c_str(),
+                    human_seconds(a.all_to_all_exposed_s).c_str(), a.feasible ? "" : "  does not fit");
+      }
+    }
+  }
   if (!e.reference_method.empty()) {
     auto signed_s = [](double x) { return std::string(x < 0 ? "-" : "+") + human_seconds(std::abs(x)); };
     std::printf("  vs %s (%s): %d of %d layers and ops outside layers differ; iteration %s (compute %s, exposed communication %s, "

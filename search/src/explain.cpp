@@ -110,6 +110,25 @@ std::vector<std::string> config_changes_of(const Scheme& a, const CostReport& ra
   return out;
 }
 
+// ep and etp as `s` lays out the first grouped GEMM's (E, in, out) weight: the product of the
+// SBP dims that split it by expert (S(0)), and of those that split it inside each expert.
+std::optional<Explanation::Experts> expert_layout_of(const Scheme& s, const CostReport& r, const Graph& g) {
+  const std::vector<int> shape = s.sbp_shape();
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.kind != OpKind::expert_matmul) continue;
+    Explanation::Experts e;
+    e.experts = g.tensors[op.inputs[1]].shape[0];
+    e.all_to_all_exposed_s = r.all_to_all_exposed_s;
+    const NdSbp& w = s.op_sigs[i].in[1];
+    for (int d = 0; d < w.ndims && d < static_cast<int>(shape.size()); ++d) {
+      if (w.dims[d].is_split()) (w.dims[d].axis == 0 ? e.ep : e.etp) *= shape[d];
+    }
+    return e;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Explanation explain(const SearchResult& result, const Graph& g, const SearchResult* reference) {
@@ -129,6 +148,13 @@ Explanation explain(const SearchResult& result, const Graph& g, const SearchResu
     e.memory_delta_bytes = a.peak_memory_bytes - b.peak_memory_bytes;
     if (!ref.empty()) e.changes = changes_of(result.scheme, reference->scheme, g);
     e.config_changes = config_changes_of(result.scheme, a, reference->scheme, b, reference->method);
+  }
+  e.experts = expert_layout_of(result.scheme, result.report, g);
+  if (e.experts && reference && reference->details.contains("by_expert_layout")) {
+    for (const nlohmann::json& row : reference->details["by_expert_layout"]) {
+      e.expert_alternatives.push_back({row.at("experts").get<std::string>(), row.at("iteration_s").get<double>(),
+                                       row.at("all_to_all_exposed_s").get<double>(), row.at("feasible").get<bool>()});
+    }
   }
   e.rows_total = static_cast<int>(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {

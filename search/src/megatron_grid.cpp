@@ -74,7 +74,13 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   const int blocks = count_blocks(g);
   const int64_t experts = routed_experts(g);
   MegatronGrid grid;
-  auto offer = [&](Scheme&& s, const CostReport& r) {
+  auto offer = [&](Scheme&& s, const CostReport& r, const std::string& ep) {
+    if (experts > 0) {
+      const std::string key = ep.empty() ? ep : ep.substr(1);  // without the leading ','
+      auto it = grid.best_by_experts.find(key);
+      if (it == grid.best_by_experts.end()) grid.best_by_experts.emplace(key, GridPoint{s, r});
+      else if (grid_better(r, it->second.report)) it->second = GridPoint{s, r};
+    }
     const auto key = std::make_pair(s.mesh_shape, s.pipeline_dim);
     auto mine = grid.best_by_mesh.find(key);
     if (mine == grid.best_by_mesh.end()) grid.best_by_mesh.emplace(key, GridPoint{s, r});
@@ -116,7 +122,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
                 ++grid.points;
                 const CostReport r = evaluate(g, c, s);
                 grid.feasible += r.feasible;
-                offer(std::move(s), r);
+                offer(std::move(s), r, ep);
                 if (r.feasible) break;  // fits: more recompute only costs time
               }
             }

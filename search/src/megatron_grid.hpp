@@ -29,6 +29,9 @@ struct MegatronGrid {
   // The best point per Megatron mesh ([pp, dp, tp] without its size-1 dims) and pipeline dim
   // (0 or -1): where cd-mesh starts on that mesh, and the iteration it must beat there.
   std::map<std::pair<std::vector<int>, int>, GridPoint> best_by_mesh;
+  // On a Mixture-of-Experts model, the best point per expert layout ("ep=4", "ep=8,etp=1";
+  // "" for experts replicated): what `search --explain` compares the chosen ep/etp with.
+  std::map<std::string, GridPoint> best_by_experts;
   int points = 0, feasible = 0;
   bool truncated = false;  // the time limit stopped the walk
   double seconds = 0;      // the walk's wall time

@@ -115,3 +115,37 @@ TEST_CASE("explain folds interleaved layers across stages and lists the changes 
                            ce->scheme.virtual_stages == mega->scheme.virtual_stages;
   CHECK(diff.config_changes.empty() == same_config);
 }
+
+TEST_CASE("on a Mixture-of-Experts model explain names the chosen ep and etp and the grid's best per expert layout",
+          "[search][explain][moe]") {
+  const Graph g = build_zoo_model("mixtral-8x7b", {{"layers", "2"}, {"batch", "8"}});
+  const SearchRun run = run_search(g, resolve_cluster("dgx-h100", 1), SearchOptions{}, {"cd-expert", "megatron"});
+  const SearchResult* ce = nullptr;
+  const SearchResult* mega = nullptr;
+  for (const SearchResult& r : run.results) (r.method == "cd-expert" ? ce : mega) = &r;
+  REQUIRE(ce);
+  REQUIRE(mega);
+  const Explanation e = explain(*ce, g, mega);
+  REQUIRE(e.experts);
+  CHECK(e.experts->experts == 8);
+  CHECK(8 % e.experts->ep == 0);
+  CHECK(e.experts->all_to_all_exposed_s == ce->report.all_to_all_exposed_s);
+  CHECK((e.experts->ep > 1) == (ce->report.all_to_all_exposed_s > 0));
+  // The grid's best layout heads the list, which holds the replicated experts and is ranked.
+  REQUIRE(e.expert_alternatives.size() >= 3);
+  CHECK(e.expert_alternatives.front().iteration_s == mega->report.iteration_s);
+  bool replicated = false;
+  for (size_t k = 0; k < e.expert_alternatives.size(); ++k) {
+    const Explanation::ExpertAlternative& a = e.expert_alternatives[k];
+    replicated |= a.layout == "replicated";
+    CHECK((a.layout == "replicated") == (a.all_to_all_exposed_s == 0));
+    if (k > 0 && a.feasible) CHECK(e.expert_alternatives[k - 1].iteration_s <= a.iteration_s);
+  }
+  CHECK(replicated);
+  // A dense model has no expert line.
+  Graph dense;
+  ExpertRun x;
+  run_expert(x, "dgx-a100", 1, {{"batch", "16"}, {"layers", "2"}}, dense);
+  CHECK_FALSE(explain(*x.ce, dense, x.mega).experts);
+  CHECK(explain(*x.ce, dense, x.mega).expert_alternatives.empty());
+}

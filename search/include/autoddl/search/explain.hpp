@@ -8,6 +8,7 @@
 // sit on different stages; rows then fold across stages and carry no stage label.
 // `autoddl search --explain` prints these.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,19 @@ struct Explanation {
   double iteration_delta_s = 0, compute_delta_s = 0, comm_delta_s = 0, bubble_delta_s = 0;
   double memory_delta_bytes = 0;
   int rows_changed = 0, rows_total = 0;  // layers and ops outside layers, before folding
+  // On a Mixture-of-Experts model: the expert layout chosen, and, when the reference is the
+  // Megatron grid, its best point per expert layout, fastest first: the why.
+  struct Experts {
+    int64_t experts = 0, ep = 1, etp = 1;  // routed experts; product of the dims splitting them
+    double all_to_all_exposed_s = 0;
+  };
+  struct ExpertAlternative {
+    std::string layout;  // "ep=4,etp=1", "replicated"
+    double iteration_s = 0, all_to_all_exposed_s = 0;
+    bool feasible = false;
+  };
+  std::optional<Experts> experts;
+  std::vector<ExpertAlternative> expert_alternatives;
 };
 
 // `reference` (may be null) must be a scheme of the same graph.
