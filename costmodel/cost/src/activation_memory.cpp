@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/op_compute.hpp"
 #include "autoddl/costmodel/op_registry.hpp"
 
 namespace autoddl::costmodel {
@@ -56,7 +57,7 @@ std::vector<double> saved_factors(const Graph& graph) {
   return full;
 }
 
-ActivationFactors activation_factors(const Graph& graph, Recompute recompute) {
+ActivationFactors activation_factors(const Graph& graph, Recompute recompute, uint32_t modules) {
   ActivationFactors f;
   std::vector<double> full, mask;
   saved_parts(graph, full, mask, &f.saves_input);
@@ -65,7 +66,7 @@ ActivationFactors activation_factors(const Graph& graph, Recompute recompute) {
   f.recomputed.assign(f.kept.size(), 0);
   if (recompute == Recompute::selective) {
     for (const Op& op : graph.ops) {
-      if (!is_attention_core(graph, op)) continue;
+      if (!recomputed(graph, op, recompute, modules)) continue;
       for (int t : op.outputs) f.kept[t] = 0;
     }
   } else if (recompute == Recompute::full) {

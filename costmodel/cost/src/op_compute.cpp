@@ -4,29 +4,30 @@
 
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/op_registry.hpp"
+#include "autoddl/costmodel/recompute_modules.hpp"
 #include "autoddl/costmodel/sm_contention.hpp"
 
 namespace autoddl::costmodel {
 
 bool is_attention_core(const Graph&, const Op& op) { return op.attention_core; }
 
-bool recomputed(const Graph& graph, const Op& op, Recompute recompute) {
+bool recomputed(const Graph& graph, const Op& op, Recompute recompute, uint32_t modules) {
   switch (recompute) {
     case Recompute::none: return false;
-    case Recompute::selective: return is_attention_core(graph, op);
+    case Recompute::selective: return modules ? in_recompute_module(graph, op, modules) : is_attention_core(graph, op);
     case Recompute::full: return !op.block.empty();  // Megatron checkpoints transformer layers only
   }
   return false;
 }
 
 OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
-                     int micro_batches, Recompute recompute) {
+                     int micro_batches, Recompute recompute, uint32_t recompute_modules) {
   const double share = micro_batch_work_share(graph, op, micro_batches) / sig.compute_split;
   const OpTimes kt = op_kernel_times(gpu, graph, op, share);
   OpCompute c;
   c.fwd_s = kt.fwd_s;
   c.bwd_s = kt.bwd_s;
-  c.recompute = recomputed(graph, op, recompute);
+  c.recompute = recomputed(graph, op, recompute, recompute_modules);
   if (c.recompute) {
     c.recompute_s = c.fwd_s;
     c.bwd_s += c.fwd_s;
@@ -73,7 +74,7 @@ std::vector<OpCompute> compute_phase(const GpuSpec& gpu, const Graph& graph, con
   const std::vector<TeGemm> roles = scheme.overlap_tp_comm ? te_gemm_roles(graph, scheme) : std::vector<TeGemm>{};
   for (int i = 0; i < n_ops; ++i) {
     const OpSignature& sig = scheme.op_sigs[i];
-    out[i] = op_compute(gpu, graph, graph.ops[i], sig, scheme.micro_batches, scheme.recompute);
+    out[i] = op_compute(gpu, graph, graph.ops[i], sig, scheme.micro_batches, scheme.recompute, scheme.recompute_modules);
     if (scheme.overlap_tp_comm) {
       tp_chunk_extra(gpu, graph, graph.ops[i], sig, sbp_shape, scheme.micro_batches, roles[i], out[i]);
     }

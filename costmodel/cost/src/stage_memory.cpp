@@ -99,7 +99,7 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
   }
   // Saved activations of one micro-batch, at their producer's SBP: what backward reads
   // (activation_memory.hpp); full recompute holds one block's recomputed tensors at a time.
-  const ActivationFactors af = activation_factors(graph, scheme.recompute);
+  const ActivationFactors af = activation_factors(graph, scheme.recompute, scheme.recompute_modules);
   std::vector<double> block_act(S, 0);
   std::map<std::pair<int, std::string>, double> per_block;
   for (int i = 0; i < n_ops; ++i) {

@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/pipeline_layout.hpp"
+#include "autoddl/costmodel/recompute_modules.hpp"
 #include "autoddl/costmodel/scheme_json.hpp"
 #include "autoddl/costmodel/text_integer.hpp"
 
@@ -191,11 +192,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout", "recompute_modules"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout, recompute_modules)");
     }
   }
   // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
@@ -263,6 +264,26 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   s.overlap_param_gather = param_overlap == "1";
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
+  }
+  // recompute_modules=a+b: Megatron-Core's --recompute-granularity selective --recompute-modules a b
+  // (recompute_modules.hpp), replacing selective's default core_attn.
+  if (kv.count("recompute_modules")) {
+    std::string bad;
+    if (!parse_recompute_modules(kv["recompute_modules"], s.recompute_modules, bad)) {
+      std::string known;
+      for (const RecomputeModuleInfo& m : recompute_modules()) known += (known.empty() ? "" : ", ") + std::string(m.name);
+      fail("recompute_modules", "unknown module '" + bad + "' (known: " + known + "; join several with +)");
+    }
+    if (kv.count("recompute") && s.recompute != Recompute::selective) {
+      fail("recompute_modules", "needs recompute=selective (Megatron's --recompute-granularity selective), not " +
+                                    std::string(recompute_name(s.recompute)));
+    }
+    s.recompute = Recompute::selective;
+    for (const RecomputeModuleInfo& m : recompute_modules()) {
+      if (!(s.recompute_modules & recompute_module_bit(m.name))) continue;
+      const std::string why = m.unavailable(g);
+      if (!why.empty()) fail("recompute_modules", std::string(m.name) + ": " + why);
+    }
   }
   if (kv.count("schedule") && !parse_schedule(kv["schedule"], s.schedule)) {
     fail("schedule", "must be gpipe, 1f1b or interleaved (got '" + kv["schedule"] + "')");
@@ -400,7 +421,7 @@ const std::vector<ExpertSchemeRow>& expert_schemes() {
        make_owt, false, owt_not_applicable},
       {"megatron",
        "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"
-       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T][,layout=Et|(tt|)*30L]",
+       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T][,layout=Et|(tt|)*30L][,recompute_modules=a+b]",
        "megatron:tp=..,pp=..,dp=..", "Megatron-LM: tensor x pipeline x data parallel (Narayanan et al. 2021)",
        megatron, true, nullptr, "megatron:tp=8,pp=1,dp=2"},
   };

@@ -7,6 +7,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/eval_frame.hpp"
 #include "autoddl/costmodel/scheme_export.hpp"
+#include "autoddl/costmodel/recompute_modules.hpp"
 
 namespace autoddl::costmodel {
 
@@ -41,6 +42,9 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
   set("train.micro_batch_size", std::to_string(l.micro_batch_size));
   if (l.recompute == Recompute::none) set("model.recompute_granularity", "None");
   if (l.recompute == Recompute::selective) set("model.recompute_granularity", "\"selective\"");
+  if (l.recompute_modules) {
+    set("model.recompute_modules", "[\"" + recompute_modules_text(l.recompute_modules, "\", \"") + "\"]");
+  }
   if (l.recompute == Recompute::full) {
     set("model.recompute_granularity", "\"full\"");
     set("model.recompute_method", "\"uniform\"");

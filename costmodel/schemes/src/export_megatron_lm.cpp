@@ -6,6 +6,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/eval_frame.hpp"
 #include "autoddl/costmodel/scheme_export.hpp"
+#include "autoddl/costmodel/recompute_modules.hpp"
 
 namespace autoddl::costmodel {
 
@@ -57,6 +58,7 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
   arg("--micro-batch-size " + std::to_string(l.micro_batch_size));
   arg("--global-batch-size " + std::to_string(l.global_batch_size));
   if (l.recompute == Recompute::selective) arg("--recompute-granularity selective");
+  if (l.recompute_modules) arg("--recompute-modules " + recompute_modules_text(l.recompute_modules, " "));
   if (l.recompute == Recompute::full) {
     // Every layer recomputed from its input: the cost model's full recompute.
     arg("--recompute-granularity full");

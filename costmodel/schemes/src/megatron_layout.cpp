@@ -8,6 +8,7 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/pipeline_layout.hpp"
+#include "autoddl/costmodel/recompute_modules.hpp"
 #include "autoddl/costmodel/sbp.hpp"
 #include "autoddl/costmodel/signature.hpp"
 
@@ -24,6 +25,7 @@ std::string spec_of(const MegatronLayout& l) {
   if (l.interleave > 1) s += ",interleave=" + std::to_string(l.interleave);
   if (!l.pipeline_layout.empty()) s += ",layout=" + l.pipeline_layout;
   s += flag("sp", l.sequence_parallel) + ",recompute=" + std::string(recompute_name(l.recompute));
+  if (l.recompute_modules) s += ",recompute_modules=" + recompute_modules_text(l.recompute_modules);
   if (l.interleave == 1) s += ",schedule=" + std::string(schedule_name(l.schedule));
   s += flag("sg", l.scatter_gather_sends) + flag("dist_opt", l.dist_opt) + flag("tp_overlap", l.tp_overlap) +
        flag("pp_overlap", l.pp_overlap) + flag("grad_reduce_bf16", l.grad_reduce_16bit) +
@@ -136,6 +138,7 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
       l.interleave = s.virtual_stages;
       l.pipeline_layout = pipeline_layout;
       l.recompute = s.recompute;
+    l.recompute_modules = s.recompute_modules;
       l.schedule = s.schedule;
       l.dist_opt = s.shard_optimizer;
       l.tp_overlap = s.overlap_tp_comm;

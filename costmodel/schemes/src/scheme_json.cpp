@@ -1,6 +1,8 @@
 // Scheme JSON reader/writer (see scheme_json.hpp and docs/scheme-json.md).
 #include "autoddl/costmodel/scheme_json.hpp"
 
+#include "autoddl/costmodel/recompute_modules.hpp"
+
 #include <map>
 #include <set>
 
@@ -76,6 +78,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
           {"virtual_stages", s.virtual_stages},
           {"schedule", std::string(schedule_name(s.schedule))},
           {"recompute", std::string(recompute_name(s.recompute))},
+          {"recompute_modules", recompute_modules_text(s.recompute_modules)},
           {"shard_optimizer", s.shard_optimizer},
           {"regather_in_backward", s.regather_in_backward},
           {"scatter_gather_sends", s.scatter_gather_sends},
@@ -95,7 +98,7 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   Reader rd{source};
   rd.keys(j, "",
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
-           "recompute", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
+           "recompute", "recompute_modules", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
            "param_storage", "overlap_tp_comm", "overlap_p2p_comm", "grad_reduce_16bit",
            "overlap_param_gather"},
           {"format", "mesh", "ops"});
@@ -134,6 +137,13 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
   }
   if (j.contains("recompute") && !parse_recompute(rd.string(j["recompute"], "recompute"), s.recompute)) {
     rd.fail("recompute", "must be none, selective or full");
+  }
+  if (j.contains("recompute_modules")) {
+    std::string bad;
+    const std::string text = rd.string(j["recompute_modules"], "recompute_modules");
+    if (text != "core_attn" && !parse_recompute_modules(text, s.recompute_modules, bad)) {
+      rd.fail("recompute_modules", "unknown module '" + bad + "' (Megatron's names joined by +, e.g. mla_up_proj+mlp)");
+    }
   }
   for (auto [flag, field] : {std::pair<const char*, bool*>{"shard_optimizer", &s.shard_optimizer},
                               {"regather_in_backward", &s.regather_in_backward},

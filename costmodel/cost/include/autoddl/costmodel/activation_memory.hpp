@@ -27,10 +27,10 @@ struct ActivationFactors {
 // What backward reads of tensor t without recompute (0 for parameters and graph inputs).
 std::vector<double> saved_factors(const Graph& graph);
 
-// The factors under a recompute mode. Selective drops what the attention core
-// (is_attention_core) produces; full keeps only tensors that enter a block from outside it
+// The factors under a recompute mode. Selective drops what the recomputed modules produce
+// (`modules`, recompute_modules.hpp; 0: the attention core, is_attention_core); full keeps only tensors that enter a block from outside it
 // (Megatron checkpoints each transformer layer's input) and what ops outside blocks need
 // (embeddings, final norm, LM head and loss are not recomputed).
-ActivationFactors activation_factors(const Graph& graph, Recompute recompute);
+ActivationFactors activation_factors(const Graph& graph, Recompute recompute, uint32_t modules = 0);
 
 }  // namespace autoddl::costmodel

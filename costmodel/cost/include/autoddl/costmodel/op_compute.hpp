@@ -24,9 +24,10 @@ inline double micro_batch_work_share(const Graph& graph, const Op& op, int micro
 // marked by kind and data flow when the graph is finalized).
 bool is_attention_core(const Graph& graph, const Op& op);
 
-// Whether backward re-runs op's forward under `recompute`: selective re-runs the attention core,
-// full the ops inside blocks (transformer layers), never the embeddings, final norm or head.
-bool recomputed(const Graph& graph, const Op& op, Recompute recompute);
+// Whether backward re-runs op's forward under `recompute`: selective re-runs the modules
+// `modules` names (recompute_modules.hpp; 0: the attention core), full the ops inside blocks
+// (transformer layers), never the embeddings, final norm or head.
+bool recomputed(const Graph& graph, const Op& op, Recompute recompute, uint32_t modules = 0);
 
 // Seconds of one micro-batch on one device.
 struct OpCompute {
@@ -52,7 +53,7 @@ struct OpCompute {
   double tp_bwd_sm_share = 0;
 };
 OpCompute op_compute(const GpuSpec& gpu, const Graph& graph, const Op& op, const OpSignature& sig,
-                     int micro_batches, Recompute recompute);
+                     int micro_batches, Recompute recompute, uint32_t recompute_modules = 0);
 
 // op_compute of every op under the scheme's signatures; records each in plan->ops (not null).
 std::vector<OpCompute> compute_phase(const GpuSpec& gpu, const Graph& graph, const Scheme& scheme,

@@ -50,6 +50,9 @@ struct Scheme {
   int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
+  // With Recompute::selective, Megatron-Core's --recompute-modules as bits of the
+  // recompute_modules() table (recompute_modules.hpp); 0 is its default, core_attn.
+  uint32_t recompute_modules = 0;
   double bucket_bytes = 25e6;         // gradient-sync fusion buckets (PyTorch DDP's 25 MB)
   // Pipeline sends of a tensor replicated over some SBP dims: each replica sends its 1/r share
   // and the receivers all-gather it over those dims (Megatron-LM's scatter/gather, Narayanan et

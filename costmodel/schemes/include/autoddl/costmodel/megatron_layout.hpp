@@ -25,6 +25,7 @@ struct MegatronLayout {
   std::string pipeline_layout;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
+  uint32_t recompute_modules = 0;  // --recompute-modules with selective (0: core_attn, the default)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool dist_opt = false, tp_overlap = false, pp_overlap = false, param_overlap = false;
   bool grad_reduce_16bit = false, scatter_gather_sends = true;
