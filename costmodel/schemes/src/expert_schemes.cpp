@@ -16,9 +16,10 @@ namespace autoddl::costmodel {
 
 namespace {
 
-// A layout for `layers` over `chunks` stages, one layer apart at most, the lighter stages first
-// (they hold the embedding), for the error message of an uneven split.
-std::string uneven_layout_example(size_t layers, int64_t chunks) {
+// `layers` over `chunks` stages, one layer apart at most, the lighter stages first (they hold
+// the embedding): Megatron's even split when `chunks` divides `layers`, else what the error for
+// an uneven split suggests.
+std::vector<std::string> balanced_layout(size_t layers, int64_t chunks) {
   std::vector<std::string> stages(static_cast<size_t>(chunks));
   const size_t light = static_cast<size_t>(chunks) - layers % static_cast<size_t>(chunks);
   for (size_t s = 0; s < stages.size(); ++s) {
@@ -26,7 +27,7 @@ std::string uneven_layout_example(size_t layers, int64_t chunks) {
   }
   stages.front().insert(0, "E");
   stages.back() += "L";
-  return pipeline_layout_text(stages);
+  return stages;
 }
 
 [[noreturn]] void fail(const std::string& field, const std::string& why) {
@@ -356,8 +357,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   if (!layout.empty()) {
     s.op_chunk = op_chunks_from_layout(g, layout);
   } else if (pp > 1) {
-    // Layers (ops sharing a block label) in order, split evenly into pp·v chunks; ops before the
-    // first layer (embeddings) join the first chunk, ops after the last (head, loss) the last.
+    // Layers (ops sharing a block label) split evenly into pp·v chunks: the balanced layout.
     std::vector<std::string> blocks;
     for (const Op& op : g.ops) {
       if (!op.block.empty() && (blocks.empty() || blocks.back() != op.block)) blocks.push_back(op.block);
@@ -366,24 +366,9 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     if (blocks.empty() || blocks.size() % chunks != 0) {
       fail("pp", std::to_string(blocks.size()) + " layers do not split evenly into pp*interleave = " +
                      std::to_string(chunks) + " chunks (layout=... places them unevenly, e.g. layout=" +
-                     uneven_layout_example(blocks.size(), chunks) + ")");
+                     pipeline_layout_text(balanced_layout(blocks.size(), chunks)) + ")");
     }
-    const size_t per = blocks.size() / chunks;
-    std::map<std::string, int> chunk_of;
-    for (size_t b = 0; b < blocks.size(); ++b) chunk_of[blocks[b]] = static_cast<int>(b / per);
-    s.op_chunk.assign(g.ops.size(), 0);
-    int cur = 0;
-    bool seen_block = false;
-    for (size_t i = 0; i < g.ops.size(); ++i) {
-      const Op& op = g.ops[i];
-      if (!op.block.empty()) {
-        cur = chunk_of[op.block];
-        seen_block = true;
-      } else if (seen_block) {
-        cur = static_cast<int>(chunks - 1);
-      }
-      s.op_chunk[i] = cur;
-    }
+    s.op_chunk = op_chunks_from_layout(g, balanced_layout(blocks.size(), chunks));
     // Interleaving places chunk c on stage c % pp; the stage of an op is op_chunk % stages.
   }
   return s;

@@ -138,7 +138,7 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
       l.interleave = s.virtual_stages;
       l.pipeline_layout = pipeline_layout;
       l.recompute = s.recompute;
-    l.recompute_modules = s.recompute_modules;
+      l.recompute_modules = s.recompute_modules;
       l.schedule = s.schedule;
       l.dist_opt = s.shard_optimizer;
       l.tp_overlap = s.overlap_tp_comm;
