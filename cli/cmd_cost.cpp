@@ -1,5 +1,5 @@
 // `autoddl cost`: the analytical cost of one scheme (expert or scheme JSON) for a model on a
-// cluster: a readable breakdown and, with --json, the CostReport JSON (README "CostReport").
+// cluster: a readable breakdown and, with --json, the CostReport JSON (docs/reports.md, "CostReport").
 // `--sync FILE` also prices the scheme with its data-parallel gradient sync replaced by a sync
 // strategy (sync/scheme_sync.hpp).
 #include <algorithm>

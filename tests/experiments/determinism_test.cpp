@@ -1,6 +1,6 @@
 // Determinism (issue 17): for a fixed --seed, search, simulate, sync search and a sweep write
 // byte-identical JSON twice over, apart from the wall-clock measurements named in
-// kWallClockFields (README "Determinism" lists the same names).
+// kWallClockFields (docs/testing.md, "Determinism", lists the same names).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// CostReport → JSON (the documented CostReport format; README "CostReport JSON").
+// CostReport → JSON (the documented CostReport format; docs/reports.md, "CostReport").
 #include "autoddl/costmodel/cost_report.hpp"
 
 namespace autoddl::costmodel {

@@ -11,7 +11,7 @@
 namespace autoddl::costmodel {
 
 namespace {
-// Upper bounds on integer knobs (documented in README): `layers` bounds the graph's size, the
+// Upper bounds on integer knobs (documented in docs/reports.md, "Bad input and limits"): `layers` bounds the graph's size, the
 // rest keep shapes, byte counts and the search's counters far from int64/int overflow.
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxKnobValue = int64_t{1} << 24;

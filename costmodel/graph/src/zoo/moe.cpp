@@ -6,8 +6,8 @@
 // The gate's activation is the preset's: silu (SwiGLU) for most, gelu (GeGLU) for Grok-1; the
 // two have the same shapes and GEMM FLOPs.
 // Untied LM head, no dropout, bf16 and FlashAttention by default, as these models train.
-// Shapes from each model's released config.json or code (sources in kPresets); README's "Model
-// zoo vs published figures" lists them with parameter counts. Left out, each under 0.05% of parameters and FLOPs: Qwen3's
+// Shapes from each model's released config.json or code (sources in kPresets); docs/models.md lists
+// them with parameter counts. Left out, each under 0.05% of parameters and FLOPs: Qwen3's
 // q/k RMSNorms, GPT-OSS's expert and router biases and attention sinks, DeepSeek-V3's
 // router bias (not trained by gradient). Not modelled: GPT-OSS's sliding-window layers (every
 // other layer attends to 128 tokens: its attention FLOPs are counted in full) and DeepSeek-V3's
