@@ -30,7 +30,7 @@ struct CostOptions {
   int top = 10;
 };
 
-void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int top) {
+void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, const costmodel::Scheme& scheme, int top) {
   using namespace costmodel;
   std::printf("autoddl cost: %s (%s params, batch %lld) on %s, %d GPUs, mesh %s\n", r.model.c_str(),
               human_count(r.params).c_str(), static_cast<long long>(g.batch), r.cluster.c_str(), r.devices,
@@ -50,6 +50,12 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, int
                 " not overlapped\n",
                 human_seconds(r.all_to_all_exposed_s).c_str(), r.comm.count[a2a],
                 (human_count(r.comm.bytes[a2a]) + "B").c_str());
+  }
+  if (r.context_parallel_s > 0) {
+    std::printf("    context par.   %12s   exposed of %s: the KV exchange of sequence-split attention (in the boxing above), %s\n",
+                human_seconds(r.context_parallel_exposed_s).c_str(), human_seconds(r.context_parallel_s).c_str(),
+                scheme.overlap_cp_comm ? "the rest hidden under attention by the p2p ring"
+                                       : "not overlapped (cp_comm_type all_gather)");
   }
   std::printf("  pipeline bubble  %12s\n", human_seconds(r.bubble_s).c_str());
   std::printf("  memory           %9.2f GB   of %.1f GB (parameters+gradients+optimizer %.2f GB, activations %.2f GB)\n",
@@ -169,7 +175,7 @@ int run_cost(const CostOptions& opt) {
   if (!opt.sync_file.empty()) throw InputError("--sync", "", "this autoddl was built without sync/");
 #endif
   restate_for_given_model(r, m);
-  print_report(r, m.graph, opt.top);
+  print_report(r, m.graph, m.scheme, opt.top);
 #ifdef AUTODDL_HAVE_SYNC
   if (with) print_with_strategy(*with, opt.sync_file);
 #endif

@@ -50,6 +50,7 @@ void keep_framework_options(const Scheme& from, Scheme& to) {
   to.overlap_p2p_comm = from.overlap_p2p_comm;
   to.overlap_param_gather = from.overlap_param_gather && to.shard_optimizer;
   to.grad_reduce_16bit = from.grad_reduce_16bit;
+  to.overlap_cp_comm = from.overlap_cp_comm;
 }
 
 TableOptions table_options_of(const Scheme& e, int n_ops) {

@@ -89,6 +89,19 @@ int state(const BoxingTable& table, const NdSbp& s, const std::string& what) {
   return idx;
 }
 
+// The number of ranks op i's queries are split over on the sequence when it is a fused attention
+// read context-parallel (query input S(2) on some SBP dims: attention's own signature table);
+// 1 otherwise.
+int context_parallel_ranks(const Graph& graph, const Scheme& scheme, const EvalFrame& f, int i) {
+  if (graph.ops[i].kind != OpKind::attention) return 1;
+  const NdSbp& q = scheme.op_sigs[i].in[0];
+  int ranks = 1;
+  for (int d = 0; d < q.ndims; ++d) {
+    if (q.dims[d] == Sbp::split(2)) ranks *= f.sbp_shape[d];
+  }
+  return ranks;
+}
+
 }  // namespace
 
 bool regather_reader(const Graph& graph, const Scheme& scheme, int reader, int t, const NdSbp& layout) {
@@ -157,11 +170,30 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
     }
     return comm_s;
   };
+  // Context parallelism's KV exchange (OpBoxing::kv_exchange_s): with the p2p ring
+  // (Scheme::overlap_cp_comm) each of the cp-1 steps' sends runs under the previous step's
+  // attention block, so it hides under (cp-1)/cp of the attention's forward (K, V) and backward
+  // (K, V again, dK and dV) compute, shared by what crosses in that pass.
+  std::vector<double> ring_fwd_left(n_ops, 0), ring_bwd_left(n_ops, 0);
+  std::vector<int> cp_ranks(n_ops, 1);
+  for (int i = 0; i < n_ops; ++i) {
+    cp_ranks[i] = context_parallel_ranks(graph, scheme, f, i);
+    if (cp_ranks[i] < 2 || !scheme.overlap_cp_comm) continue;
+    const double steps = static_cast<double>(cp_ranks[i] - 1) / cp_ranks[i];
+    ring_fwd_left[i] = steps * compute[i].fwd_s;
+    ring_bwd_left[i] = steps * (compute[i].bwd_s - compute[i].recompute_s);
+  }
+  auto under_ring = [&](std::vector<double>& left, int i, double comm_s) {
+    const double hidden = std::min(comm_s, left[i]);
+    left[i] -= hidden;
+    return comm_s - hidden;
+  };
   for (int i = 0; i < n_ops; ++i) {
     const Op& op = graph.ops[i];
     const OpSignature& sig = scheme.op_sigs[i];
     const int stage = f.op_stage[i];
     OpBoxing& ob = bp.ops[i];
+    const bool kv_reader = cp_ranks[i] > 1;
     CommTally& tally = bp.stage_tally[stage];
     PlannedOp* pop = plan ? &plan->ops[i] : nullptr;
     for (int k = 0; k < sig.n_in; ++k) {
@@ -206,7 +238,25 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       in.from = state(table, psig.out[o], "op " + graph.ops[j].name);
       in.to = state(table, sig.in[k], "op " + op.name);
       const bool box_here = charged.fwd[q] != 0;
-      if (box_here) {
+      const bool kv = kv_reader && k > 0;
+      if (box_here && kv) {
+        // The keys and values gathered whole for the attention are kept as the shards they were
+        // made in (stage_memory) and gathered again for its backward, as the ring passes them
+        // round again there (Megatron-Core's AttnFuncWithCPAndKVP2P).
+        const double box = table.time_s(in.from, in.to);
+        const double fwd = under_ring(ring_fwd_left, i, box), bwd = under_ring(ring_bwd_left, i, box);
+        ob.fwd_s += fwd;
+        ob.bwd_s += bwd;
+        ob.kv_exchange_s += fwd + bwd;
+        ob.kv_exchange_total_s += 2 * box;
+        table.tally(in.from, in.to, tally);
+        if (box > 0) table.tally(in.from, in.to, tally);
+        if (pop) {
+          pop->inputs[k].fwd = table.path(in.from, in.to);
+          pop->inputs[k].bwd_regather = table.path(in.from, in.to);
+          pop->inputs[k].bwd_regather_exposed_s = bwd;
+        }
+      } else if (box_here) {
         const double box = table.time_s(in.from, in.to);
         ob.fwd_s += hide_under(true, i, j, box, pop ? &pop->inputs[k].fwd_hidden_under : nullptr);
         table.tally(in.from, in.to, tally);
@@ -246,7 +296,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
         // Only the reader that carries the stage's one send of this tensor is marked; later
         // readers on that stage run after it and use the received copy.
         pin->cross_stage = send_here;
-        if (in.from != in.to && box_here) pin->fwd = table.path(in.from, in.to);
+        if (in.from != in.to && box_here && !kv) pin->fwd = table.path(in.from, in.to);
       }
       // One stage-to-stage send of this tensor's local piece (forward) or its summed gradient
       // (backward), charged to op i; the plan records bytes and seconds where it is recorded.
@@ -293,8 +343,16 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       if (has_gradient(tensor) && charged.grad[q]) {
         in.grad = state(table, sig.in_grad[k], "op " + op.name + " gradient");
         in.grad_to = state(table, psig.out_grad[o], "op " + graph.ops[j].name + " gradient");
-        ob.bwd_s += hide_under(false, i, j, table.time_s(in.grad, in.grad_to),
-                               pin ? &pin->bwd_hidden_under : nullptr);
+        if (kv) {
+          const double rs = table.time_s(in.grad, in.grad_to);
+          const double exposed = under_ring(ring_bwd_left, i, rs);
+          ob.bwd_s += exposed;
+          ob.kv_exchange_s += exposed;
+          ob.kv_exchange_total_s += rs;
+        } else {
+          ob.bwd_s += hide_under(false, i, j, table.time_s(in.grad, in.grad_to),
+                                 pin ? &pin->bwd_hidden_under : nullptr);
+        }
         table.tally(in.grad, in.grad_to, tally);
         if (pin && in.grad != in.grad_to) pin->bwd = table.path(in.grad, in.grad_to);
         // The stage's gradients of this tensor are summed locally and sent back once.

@@ -31,6 +31,8 @@ nlohmann::json to_json(const CostReport& r) {
           {"bwd_boxing_s", r.bwd_boxing_s},
           {"send_recv_s", r.send_recv_s},
           {"all_to_all_exposed_s", r.all_to_all_exposed_s},
+          {"context_parallel_exposed_s", r.context_parallel_exposed_s},
+          {"context_parallel_s", r.context_parallel_s},
           {"grad_sync_s", r.grad_sync_s},
           {"grad_sync_exposed_s", r.grad_sync_exposed_s},
           {"bubble_s", r.bubble_s},

@@ -103,6 +103,8 @@ int iteration_timeline(const GpuSpec& gpu, const EvalFrame& f, PipelineSchedule 
     if (f.op_stage[i] != slow) continue;
     r.fwd_boxing_s += m * boxing.ops[i].fwd_s;
     r.bwd_boxing_s += m * boxing.ops[i].bwd_s;
+    r.context_parallel_exposed_s += m * boxing.ops[i].kv_exchange_s;
+    r.context_parallel_s += m * boxing.ops[i].kv_exchange_total_s;
   }
   r.comm = boxing.stage_tally[slow].scaled(m);
   // Boxing is not overlapped, so every all-to-all the slow stage runs is on the critical path.

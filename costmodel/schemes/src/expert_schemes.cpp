@@ -189,15 +189,54 @@ ExpertGroups expert_groups(const std::map<std::string, std::string>& kv, const G
   return eg;
 }
 
+// Megatron-Core's context parallelism (--context-parallel-size cp, --cp-comm-type): the checks
+// Megatron-Core makes, with the same reasons. Returns whether the KV exchange runs as the p2p
+// ring (the default) that overlaps it with attention (Scheme::overlap_cp_comm).
+bool context_parallel_checks(const std::map<std::string, std::string>& kv, const Graph& g, int cp, int tp, bool moe) {
+  std::string type = kv.count("cp_comm_type") ? kv.at("cp_comm_type") : "p2p";
+  if (type == "allgather") type = "all_gather";  // Megatron-LM's --help spelling
+  if (type != "p2p" && type != "all_gather") {
+    fail("cp_comm_type", type == "a2a" || type == "a2a+p2p"
+                             ? type + ": the all-to-all (Ulysses) exchange is not modelled yet; p2p or all_gather"
+                             : "must be p2p or all_gather (got '" + type + "')");
+  }
+  if (cp == 1) {
+    if (kv.count("cp_comm_type")) fail("cp_comm_type", "needs cp > 1");
+    return false;
+  }
+  if (moe) fail("cp", "context parallelism with experts is not modelled yet (issue 30)");
+  const Op* attention = nullptr;
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::attention) attention = &op;
+  }
+  if (!attention) {
+    fail("cp", g.name + " has no fused attention op: Megatron-Core runs context parallelism inside Transformer "
+                        "Engine's fused attention (a zoo model's flash=1)");
+  }
+  // Each rank holds 2 of the 2·cp sequence chunks of a causal model (load balancing), and with
+  // sequence parallelism its tokens split again over tp.
+  const int64_t seq = g.tensors[attention->inputs[0]].shape[2];
+  const int64_t chunks = int64_t{cp} * (attention->attrs.causal ? 2 : 1);
+  if (seq % chunks != 0) {
+    fail("cp", "the sequence " + std::to_string(seq) + " does not split into " + std::to_string(chunks) +
+                   (attention->attrs.causal ? " chunks (2*cp: causal load balancing gives each rank two)" : " chunks"));
+  }
+  if (kv.count("sp") && kv.at("sp") == "1" && (seq / cp) % tp != 0) {
+    fail("cp", "the sequence " + std::to_string(seq) + " over cp = " + std::to_string(cp) +
+                   " does not split over tp = " + std::to_string(tp) + " (sequence parallelism)");
+  }
+  return type == "p2p";
+}
+
 Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout", "recompute_modules"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout", "recompute_modules", "cp", "cp_comm_type"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout, recompute_modules)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout, recompute_modules, cp, cp_comm_type)");
     }
   }
   // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
@@ -205,6 +244,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   const int tp = static_cast<int>(integer_param(kv, "tp", 1, kMaxDim));
   const int pp = static_cast<int>(integer_param(kv, "pp", 1, kMaxDim));
   const int dp = static_cast<int>(integer_param(kv, "dp", 1, kMaxDim));
+  const int cp = static_cast<int>(integer_param(kv, "cp", 1, kMaxDim));
   // layout=TEXT (Megatron-Core's --pipeline-model-parallel-layout) names each virtual stage's
   // layers; its stage count is pp x interleave (interleave may be left out).
   std::vector<std::string> layout;
@@ -221,14 +261,15 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   }
   const int v = layout.empty() ? static_cast<int>(integer_param(kv, "interleave", 1, kMaxDim))
                                : static_cast<int>(layout.size() / pp);
-  const int64_t devices = static_cast<int64_t>(tp) * pp * dp;
+  const int64_t devices = static_cast<int64_t>(tp) * pp * dp * cp;
   if (devices != c.total_gpus()) {
-    fail("megatron", "tp*pp*dp = " + std::to_string(devices) + " but " + c.name + " has " +
+    fail("megatron", std::string(cp > 1 ? "tp*pp*dp*cp = " : "tp*pp*dp = ") + std::to_string(devices) + " but " + c.name + " has " +
                          std::to_string(c.total_gpus()) + " GPUs (" + std::to_string(c.nodes) + " nodes x " +
                          std::to_string(c.gpus_per_node) + ")");
   }
   if (g.batch % dp != 0) fail("dp", "the batch " + std::to_string(g.batch) + " does not split over dp = " + std::to_string(dp));
   const ExpertGroups eg = expert_groups(kv, g, tp, dp);
+  const bool cp_ring = context_parallel_checks(kv, g, cp, tp, eg.moe);
   const int64_t mb = integer_param(kv, "mb", pp > 1 ? 1 : g.batch / dp, g.batch);
   if (g.batch % (dp * mb) != 0) {
     fail("mb", "the batch " + std::to_string(g.batch) + " is not a multiple of dp*mb = " + std::to_string(dp * mb));
@@ -263,6 +304,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   const std::string param_overlap = flag01(kv, "param_overlap", dist_opt);
   if (param_overlap == "1" && dist_opt != "1") fail("param_overlap", "needs dist_opt=1 (it overlaps the distributed optimizer's parameter all-gather)");
   s.overlap_param_gather = param_overlap == "1";
+  s.overlap_cp_comm = cp_ring;
   if (kv.count("recompute") && !parse_recompute(kv["recompute"], s.recompute)) {
     fail("recompute", "must be none, selective or full (got '" + kv["recompute"] + "')");
   }
@@ -316,6 +358,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     s.mesh_shape.push_back(ep_on_dp);
     roles.push_back(DimRole::data);
     expert_roles.push_back(DimRole::expert);
+  }
+  if (cp > 1) {  // Megatron-Core's rank order tp-cp-ep-dp-pp: cp just outside tp
+    s.mesh_shape.push_back(cp);
+    roles.push_back(DimRole::context);
+    expert_roles.push_back(DimRole::context);
   }
   if (tp > 1) {
     s.mesh_shape.push_back(tp);
@@ -406,7 +453,8 @@ const std::vector<ExpertSchemeRow>& expert_schemes() {
        make_owt, false, owt_not_applicable},
       {"megatron",
        "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"
-       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T][,layout=Et|(tt|)*30L][,recompute_modules=a+b]",
+       "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T][,layout=Et|(tt|)*30L][,recompute_modules=a+b]"
+       "[,cp=C][,cp_comm_type=p2p|all_gather]",
        "megatron:tp=..,pp=..,dp=..", "Megatron-LM: tensor x pipeline x data parallel (Narayanan et al. 2021)",
        megatron, true, nullptr, "megatron:tp=8,pp=1,dp=2"},
   };

@@ -22,8 +22,9 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
     throw InputError("--scheme", "schedule", "gpipe: Megatron-Bridge runs 1F1B only (Megatron-Bridge v0.6.0)");
   }
   const DType dtype = training_dtype(g);
-  std::string s = "# " + l.spec + ": " + std::to_string(l.tp * l.pp * l.dp) + " GPUs = tp " + std::to_string(l.tp) +
-                  " x pp " + std::to_string(l.pp) + " x dp " + std::to_string(l.dp) +
+  std::string s = "# " + l.spec + ": " + std::to_string(l.tp * l.pp * l.dp * l.cp) + " GPUs = tp " + std::to_string(l.tp) +
+                  " x pp " + std::to_string(l.pp) + (l.cp > 1 ? " x cp " + std::to_string(l.cp) : "") + " x dp " +
+                  std::to_string(l.dp) +
                   " (the data-parallel size follows from the world size)\n";
   s += "from megatron.bridge.training.comm_overlap import CommOverlapConfig\n";
   auto set = [&](const std::string& key, const std::string& value) { s += "cfg." + key + " = " + value + "\n"; };
@@ -31,7 +32,8 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
   set("model.pipeline_model_parallel_size", std::to_string(l.pp));
   set("model.virtual_pipeline_model_parallel_size", l.interleave > 1 ? std::to_string(l.interleave) : "None");
   if (!l.pipeline_layout.empty()) set("model.pipeline_model_parallel_layout", "\"" + l.pipeline_layout + "\"");
-  set("model.context_parallel_size", "1");
+  set("model.context_parallel_size", std::to_string(l.cp));
+  if (l.cp > 1) set("model.cp_comm_type", l.cp_ring ? "\"p2p\"" : "\"all_gather\"");
   if (l.ep > 1) {
     set("model.expert_model_parallel_size", std::to_string(l.ep));
     set("model.expert_tensor_parallel_size", std::to_string(l.etp));

@@ -26,11 +26,17 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
   }
   std::string s;
   auto arg = [&](const std::string& a) { s += a + "\n"; };
-  s += "# " + l.spec + ": " + std::to_string(l.tp * l.pp * l.dp) + " GPUs = tp " + std::to_string(l.tp) + " x pp " +
-       std::to_string(l.pp) + " x dp " + std::to_string(l.dp) + " (the data-parallel size follows from the world size)\n";
+  s += "# " + l.spec + ": " + std::to_string(l.tp * l.pp * l.dp * l.cp) + " GPUs = tp " + std::to_string(l.tp) + " x pp " +
+       std::to_string(l.pp) + (l.cp > 1 ? " x cp " + std::to_string(l.cp) : "") + " x dp " + std::to_string(l.dp) +
+       " (the data-parallel size follows from the world size)\n";
   s += "# model arguments (--num-layers, --hidden-size, --num-attention-heads, --seq-length, ...) are the model's own\n";
   arg("--tensor-model-parallel-size " + std::to_string(l.tp));
   arg("--pipeline-model-parallel-size " + std::to_string(l.pp));
+  if (l.cp > 1) {
+    arg("--context-parallel-size " + std::to_string(l.cp));
+    // Transformer Engine reads the value as written: "all_gather", not --help's "allgather".
+    arg(std::string("--cp-comm-type ") + (l.cp_ring ? "p2p" : "all_gather"));
+  }
   if (l.ep > 1) {
     // the MoE model arguments (--num-experts, --moe-router-topk, ...) are the model's own
     arg("--expert-model-parallel-size " + std::to_string(l.ep));

@@ -1,4 +1,4 @@
-// Lowering of per-dim roles (data / tensor / expert) to per-op nd signatures (see expert_schemes.hpp).
+// Lowering of per-dim roles (data / tensor / expert / context) to per-op nd signatures (see expert_schemes.hpp).
 // Ops are visited in topological order; on each SBP dim the role's rule picks one of the op's
 // 1-D signatures given the SBPs its inputs were produced in on that dim; the picks combine into
 // an nd signature whose backward follows from the forward.
@@ -209,6 +209,44 @@ double expert_score(const Ctx& c, const Op& op, const Signature1D& s, const std:
   return score;
 }
 
+// Context parallel on one dim (DimRole::context), Megatron-Core's --context-parallel-size: the
+// graph inputs that carry the batch (tokens, labels, (batch, seq, ...)) are loaded split on the
+// sequence axis; every other activation keeps the split it was produced in, or is gathered whole
+// where no signature keeps it (fused attention's keys and values: the KV exchange). A split never
+// moves to another axis (that would be Ulysses' all-to-all, cp_comm_type a2a, not modelled).
+// Parameters are read broadcast, or sliced for free (GPT's position embedding added to a
+// sequence-split stream); their gradients are partial, so the gradient sync spans dp × cp.
+double context_score(const Ctx& c, const Op& op, const Signature1D& s, const std::vector<Sbp>& produced, int p) {
+  const Graph& g = c.graph;
+  double score = 0;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    const int t = op.inputs[k];
+    const Sbp want = s.in[k];
+    if (!split_divides(c.shape_mb[t], want, p)) return kInf;
+    if (is_param(g, t)) {
+      if (want.is_partial()) return kInf;
+      if (want.is_split()) score += 1;
+      continue;
+    }
+    if (g.tensors[t].producer < 0) {
+      const bool seq = c.batch_major[t] && c.shape_mb[t].size() >= 2;
+      if (!(want == (seq ? Sbp::split(1) : Sbp::broadcast()))) score += 10;
+      continue;
+    }
+    const Sbp have = produced[t];
+    if (want == have) continue;
+    if (!(have.is_split() && want.is_broadcast())) return kInf;
+    score += unit_boxing(have, want, c.bytes_mb[t], p);
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const int t = op.outputs[o];
+    if (!split_divides(c.shape_mb[t], s.out[o], p)) return kInf;
+    const bool keeps = c.batch_major[t] && c.shape_mb[t].size() >= 2;
+    if (keeps != s.out[o].is_split()) score += 10;
+  }
+  return score;
+}
+
 }  // namespace
 
 std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>& sbp_shape,
@@ -282,6 +320,7 @@ std::vector<OpSignature> lower_roles(const Graph& graph, const std::vector<int>&
         double sc = p == 1                   ? (ci == cands.size() - 1 ? 0 : kInf)
                     : role == DimRole::data   ? data_score(ctx, op, cands[ci], produced[d], p)
                     : role == DimRole::expert ? expert_score(ctx, op, cands[ci], produced[d], p)
+                    : role == DimRole::context ? context_score(ctx, op, cands[ci], produced[d], p)
                                               : tensor_score(ctx, op, cands[ci], produced[d], has_storage[d], p);
         if (sc < best && !fits_with_earlier_dims(cands[ci], d)) sc = kInf;
         if (sc < best) {

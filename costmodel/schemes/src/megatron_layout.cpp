@@ -22,6 +22,7 @@ std::string spec_of(const MegatronLayout& l) {
   std::string s = "megatron:tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",dp=" + std::to_string(l.dp) +
                   ",mb=" + std::to_string(l.micro_batch_size);
   if (l.ep > 1) s += ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp);
+  if (l.cp > 1) s += ",cp=" + std::to_string(l.cp) + (l.cp_ring ? "" : ",cp_comm_type=all_gather");
   if (l.interleave > 1) s += ",interleave=" + std::to_string(l.interleave);
   if (!l.pipeline_layout.empty()) s += ",layout=" + l.pipeline_layout;
   s += flag("sp", l.sequence_parallel) + ",recompute=" + std::string(recompute_name(l.recompute));
@@ -87,7 +88,7 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
   if (sbp.size() == 1 && sbp[0] == 1) sbp.clear();
   const bool moe = routed_experts(g) > 0;
   struct Cut {
-    int dp, tp, ep, etp;
+    int dp, tp, ep, etp, cp = 1;
   };
   std::vector<Cut> cuts;
   if (sbp.empty()) cuts = {{1, 1, 1, 1}};
@@ -109,8 +110,19 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
       cuts.push_back({sbp[0] * sbp[1], sbp[2], sbp[1] * sbp[2], 1});
     }
   }
+  // Context parallelism sits between dp and tp ([pp, dp, cp, tp]); only with a fused attention.
+  bool fused_attention = false;
+  for (const Op& op : g.ops) fused_attention = fused_attention || op.kind == OpKind::attention;
+  if (fused_attention && !moe) {
+    if (sbp.size() == 1) cuts.push_back({1, 1, 1, 1, sbp[0]});
+    if (sbp.size() == 2) {
+      cuts.push_back({sbp[0], 1, 1, 1, sbp[1]});
+      cuts.push_back({1, sbp[1], 1, sbp[1], sbp[0]});
+    }
+    if (sbp.size() == 3) cuts.push_back({sbp[0], sbp[2], 1, sbp[2], sbp[1]});
+  }
   if (cuts.empty()) {
-    out.why_not = "a " + std::to_string(sbp.size()) + "-D data/model mesh: Megatron-LM's is [pp, dp, tp]";
+    out.why_not = "a " + std::to_string(sbp.size()) + "-D data/model mesh: Megatron-LM's is [pp, dp, cp, tp]";
     return out;
   }
   if (s.pipeline_dim > 0) {
@@ -130,6 +142,8 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
       l.tp = tp;
       l.ep = cut.ep;
       l.etp = cut.etp;
+      l.cp = cut.cp;
+      l.cp_ring = s.overlap_cp_comm || cut.cp == 1;
       l.pp = s.stages();
       l.dp = dp;
       l.global_batch_size = g.batch;

@@ -90,6 +90,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
   if (s.overlap_p2p_comm) j["overlap_p2p_comm"] = true;
   if (s.grad_reduce_16bit) j["grad_reduce_16bit"] = true;
   if (s.overlap_param_gather) j["overlap_param_gather"] = true;
+  if (s.overlap_cp_comm) j["overlap_cp_comm"] = true;
   return j;
 }
 
@@ -100,7 +101,7 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
            "recompute", "recompute_modules", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
            "param_storage", "overlap_tp_comm", "overlap_p2p_comm", "grad_reduce_16bit",
-           "overlap_param_gather"},
+           "overlap_param_gather", "overlap_cp_comm"},
           {"format", "mesh", "ops"});
   if (rd.string(j["format"], "format") != kFormat) rd.fail("format", std::string("must be \"") + kFormat + "\"");
   Scheme s;
@@ -151,7 +152,8 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
                               {"overlap_tp_comm", &s.overlap_tp_comm},
                               {"overlap_p2p_comm", &s.overlap_p2p_comm},
                               {"grad_reduce_16bit", &s.grad_reduce_16bit},
-                              {"overlap_param_gather", &s.overlap_param_gather}}) {
+                              {"overlap_param_gather", &s.overlap_param_gather},
+                              {"overlap_cp_comm", &s.overlap_cp_comm}}) {
     if (!j.contains(flag)) continue;
     if (!j[flag].is_boolean()) rd.fail(flag, "must be true or false");
     *field = j[flag].get<bool>();

@@ -64,12 +64,17 @@ SavedForBackward attention_saved(const Graph& g, const Op&) {
 // SBP rule (sbp-and-search.md §2.2; the all-B signature is added for every op by
 // signatures_1d()).
 // Fused attention over (batch, heads, seq, head_dim): batch or heads split (data or tensor
-// parallel; Megatron splits heads), or all replicated. A split sequence would need the ring
-// exchange of context parallelism, which this kernel does not do.
+// parallel; Megatron splits heads), all replicated, or context parallel: the queries split
+// over the sequence against every key and value (Megatron-Core's context parallelism; the keys
+// and values gathered into it are its KV exchange, all-gathered or passed round a ring).
+// Causal attention's work per rank is the mean share because Megatron-Core hands each rank
+// two sequence chunks, i and 2cp-1-i (load balancing): the split is taken on that permuted
+// order, which every position-wise op before and after attention does not see.
 void attention_sbp(const Graph&, const Op&, std::vector<Signature1D>& out) {
   using namespace sbp_rule;
   out.push_back(sig({S(0), S(0), S(0)}, {S(0)}));
   out.push_back(sig({S(1), S(1), S(1)}, {S(1)}));
+  out.push_back(sig({S(2), B, B}, {S(2)}));
 }
 
 // The kind's row of the op table (op_registry.hpp).

@@ -44,6 +44,11 @@ struct InputBoxing {
 // stage-boundary sends (with scatter/gather's all-gathers on the op's stage).
 struct OpBoxing {
   double fwd_s = 0, bwd_s = 0, fwd_send_s = 0, bwd_send_s = 0;
+  // Of fwd_s + bwd_s: context parallelism's KV exchange (the keys and values gathered into a
+  // fused attention whose queries are sequence-split, re-gathered in backward, and their
+  // gradients reduce-scattered), exposed after the p2p ring's overlap (Scheme::overlap_cp_comm).
+  double kv_exchange_s = 0;
+  double kv_exchange_total_s = 0;  // the same before the ring hides any of it
 };
 
 struct BoxingPlan {

@@ -31,6 +31,10 @@ struct CostReport {
   // boxing above). All of it: no overlap of the all-to-all with compute is modelled (Megatron's
   // --overlap-moe-expert-parallel-comm is not).
   double all_to_all_exposed_s = 0;
+  // Context parallelism's KV exchange on the critical path (part of the boxing above): what the
+  // p2p ring does not hide under the attention, or all of it without the ring.
+  double context_parallel_exposed_s = 0;
+  double context_parallel_s = 0;  // all of that exchange, hidden or not
   double bubble_s = 0;
   double stage_time_s = 0;        // slowest stage, one micro-batch forward + backward (with its comm)
   CommTally comm;                // all communication of one device per iteration, by kind

@@ -45,6 +45,13 @@ struct Scheme {
   // updated shards runs bucket by bucket under the next iteration's forward instead of after the
   // step; only the first bucket and what outlasts one micro-batch's forward stay exposed.
   bool overlap_param_gather = false;
+  // Megatron-Core's context parallelism with cp_comm_type p2p (its default): fused attention
+  // whose queries are sequence-split passes the keys and values round a ring of the cp ranks,
+  // each step's exchange under the previous step's attention block, so only what exceeds
+  // (cp-1)/cp of the attention's compute stays exposed, forward (K, V) and backward (K, V again,
+  // and dK, dV). Off: the KV exchange is a plain all-gather / reduce-scatter (cp_comm_type
+  // all_gather, or any searched scheme that gathers them).
+  bool overlap_cp_comm = false;
   std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
   int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
   int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)

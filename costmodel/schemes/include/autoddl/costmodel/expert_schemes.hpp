@@ -7,7 +7,8 @@
 //    keeps their inputs' splits (creating a sequence split only with sp);
 //  - pipeline: the stage index (Megatron's outermost rank order: [pp, dp, tp]).
 // Spec strings: dp | zero1 | zero3 | owt | megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V]
-// [,sp=0|1][,recompute=none|selective|full][,schedule=gpipe|1f1b] | a scheme JSON file.
+// [,sp=0|1][,recompute=none|selective|full][,schedule=gpipe|1f1b][,cp=C]... | a scheme JSON file
+// (every key: docs/schemes.md).
 #pragma once
 #include <string>
 #include <string_view>
@@ -24,7 +25,10 @@ namespace autoddl::costmodel {
 // (expert-major tensors split on the experts axis, expert weights on their first axis, the
 // dispatch's token slots and the combine's input split on the slots); only in
 // LoweringOptions::expert_roles.
-enum class DimRole : uint8_t { data, tensor, expert };
+// context: context parallelism (Megatron-Core's --context-parallel-size): activations split on
+// the sequence axis, kept as produced; fused attention reads its queries sequence-split and
+// gathers keys and values (the KV exchange); parameters broadcast (gradients partial → sync).
+enum class DimRole : uint8_t { data, tensor, expert, context };
 
 // Thrown by make_scheme for megatron when tp does not divide the attention heads (Megatron-LM
 // refuses heads % tp != 0). A caller that can rebuild the model with heads padded to a multiple

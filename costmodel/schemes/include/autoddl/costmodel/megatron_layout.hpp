@@ -17,6 +17,8 @@ namespace autoddl::costmodel {
 struct MegatronLayout {
   int tp = 1, pp = 1, dp = 1;
   int ep = 1, etp = 1;  // expert model / expert tensor parallel sizes (MoE; etp is tp when ep = 1)
+  int cp = 1;           // context parallel size (--context-parallel-size)
+  bool cp_ring = true;  // --cp-comm-type p2p (the ring), else all_gather
   int64_t micro_batch_size = 1;  // samples per micro-batch per data-parallel rank (Megatron's --micro-batch-size)
   int64_t global_batch_size = 1;
   int interleave = 1;  // virtual stages per pipeline rank
