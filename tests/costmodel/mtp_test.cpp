@@ -34,6 +34,15 @@ double params_named(const Graph& g, const std::string& prefix) {
   return n;
 }
 
+int chunk_of(const Graph& g, const Scheme& s, const std::string& op) {
+  const int i = g.find_op(op);
+  REQUIRE(i >= 0);
+  return s.op_chunk[static_cast<size_t>(i)];
+}
+
+const char* kRecipe = "megatron:tp=2,pp=8,dp=64,ep=64,etp=1,mb=1,sp=1,dist_opt=1,layout=Et|(tt|)*30mL,"
+                      "recompute_modules=mla_up_proj+mlp";
+
 }  // namespace
 
 TEST_CASE("mtp=0 leaves DeepSeek-V3 as it was and mtp=1 adds one MTP depth's own parameters", "[zoo][moe][mtp]") {
@@ -99,4 +108,85 @@ TEST_CASE("an MTP depth's FLOPs are its projection and decoder layer and the sha
 TEST_CASE("the mtp knob is refused past the decoder layers", "[zoo][moe][mtp][bad-input]") {
   CHECK_INPUT_ERROR(build_zoo_model("deepseek-v3", {{"layers", "4"}, {"mtp", "5"}}), "mtp", "must be at most layers = 4");
   CHECK_INPUT_ERROR(build_zoo_model("deepseek-v3", {{"mtp", "-1"}}), "mtp", "at least 0");
+}
+
+TEST_CASE("NVIDIA's DeepSeek-V3 recipe layout with its MTP layer fits on 1024 H100", "[costmodel][pipeline-layout][mtp]") {
+  // Megatron-Bridge v0.6.0's perf_recipes/deepseek/h100/deepseek_v3.py (one MTP layer, the
+  // DeepSeek-V3 default; global batch 16384): the MTP layer with the loss in the last virtual stage.
+  const ClusterSpec c = resolve_cluster("dgx-h100", 128);
+  const Graph g = build_zoo_model("deepseek-v3", parse_knob_list("batch=16384,mtp=1"));
+  const Scheme s = make_scheme(kRecipe, g, c, {});
+  CHECK(s.stages() == 8);
+  CHECK(s.virtual_stages == 4);
+  CHECK(chunk_of(g, s, "embeddings.token_lookup") == 0);
+  CHECK(chunk_of(g, s, "layer.60.ffn.residual") == 30);
+  CHECK(chunk_of(g, s, "norm_f") == 30);  // with the last decoder layer, as Megatron-Core builds it
+  CHECK(chunk_of(g, s, "mtp.0.embed") == 31);
+  CHECK(chunk_of(g, s, "mtp.0.final_norm") == 31);
+  CHECK(chunk_of(g, s, "lm_head") == 31);
+  CHECK(chunk_of(g, s, "lm_head.mtp.0") == 31);
+  CHECK(chunk_of(g, s, "loss.mtp.0") == 31);
+  CHECK(layout_of_op_chunks(g, s.op_chunk, 32) == "Et|(tt|)*30mL");
+  const CostReport r = evaluate(g, c, s);
+  CHECK(r.feasible);
+  // Against the same recipe without MTP: slower (one more MoE layer, projection and head on the
+  // last stage) and the last stage holds more.
+  const Graph plain = build_zoo_model("deepseek-v3", parse_knob_list("batch=16384"));
+  const std::string no_mtp = std::string(kRecipe).replace(std::string(kRecipe).find("mL"), 2, "L");
+  const Scheme ps = make_scheme(no_mtp, plain, c, {});
+  const CostReport p = evaluate(plain, c, ps);
+  REQUIRE(p.feasible);
+  CHECK(r.iteration_s > p.iteration_s);
+  CHECK(r.model_flops_per_iteration > p.model_flops_per_iteration);
+  // Memory: the MTP layer's weights (with the embedding's second copy, as Megatron-Core builds
+  // one on the MTP stage) and activations on the last rank; the other ranks unchanged.
+  const MemoryPhase m = stage_memory(g, s, make_eval_frame(g, c, s));
+  const MemoryPhase pm = stage_memory(plain, ps, make_eval_frame(plain, c, ps));
+  REQUIRE(m.stage_param_bytes.size() == 8);
+  CHECK(m.stage_param_bytes.back() > pm.stage_param_bytes.back());
+  CHECK(m.stage_activation_bytes.back() > pm.stage_activation_bytes.back());
+  for (size_t k = 0; k < 6; ++k) {
+    CHECK(m.stage_param_bytes[k] == Approx(pm.stage_param_bytes[k]).epsilon(1e-12));
+    CHECK(m.stage_activation_bytes[k] == Approx(pm.stage_activation_bytes[k]).epsilon(1e-12));
+  }
+  // Rank 6 (counting from 0; chunk 30 is its last virtual stage) gains only the final norm, which
+  // stays with the last decoder layer instead of going with the loss (7168 weights: ~44 kB).
+  CHECK(m.stage_param_bytes[6] > pm.stage_param_bytes[6]);
+  CHECK(m.stage_param_bytes[6] - pm.stage_param_bytes[6] < 1e5);
+  CHECK(m.stage_activation_bytes[6] - pm.stage_activation_bytes[6] < 1e-2 * pm.stage_activation_bytes[6]);
+}
+
+TEST_CASE("a layout whose m's do not match the model's MTP depths is refused", "[costmodel][pipeline-layout][mtp][bad-input]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("deepseek-v3", parse_knob_list("layers=6,dense_layers=1,experts=16,batch=8,mtp=1"));
+  const Graph plain = build_zoo_model("deepseek-v3", parse_knob_list("layers=6,dense_layers=1,experts=16,batch=8"));
+  const std::string base = "megatron:tp=2,pp=4,dp=1,sp=1,layout=";
+  CHECK_INPUT_ERROR(make_scheme(base + "Et|tt|tt|tL", g, c, {}), "layout",
+                    "places 0 multi-token-prediction layers (m) but deepseek-v3 has 1");
+  CHECK_INPUT_ERROR(make_scheme(base + "Et|tt|tt|tmL", plain, c, {}), "layout",
+                    "places 1 multi-token-prediction layers (m) but deepseek-v3 has 0 (set the model's knob mtp=N");
+  CHECK_INPUT_ERROR(make_scheme(base + "Et|tt|tm|ttL", g, c, {}), "layout", "a decoder layer (t) follows");
+  const Graph two = build_zoo_model("deepseek-v3", parse_knob_list("layers=6,dense_layers=1,experts=16,batch=8,mtp=2"));
+  CHECK_INPUT_ERROR(make_scheme(base + "Ett|tt|ttm|mL", two, c, {}), "layout", "all in one stage");
+  // With interleaving, the m's must be in a rank's last virtual stage (stage 4 of 8 is rank 4's first).
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1,layout=Et|tt|tt|tm||||L", g, c, {}), "layout",
+                    "stage 4, virtual stage 1 of 2 on pipeline rank 4");
+}
+
+TEST_CASE("without a layout the MTP layer goes on the last pipeline stage as Megatron-Core puts it", "[costmodel][pipeline-layout][mtp]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("deepseek-v3", parse_knob_list("layers=8,dense_layers=1,experts=16,batch=8,mtp=1"));
+  // The 8 decoder layers split evenly, the MTP layer on top of the last stage's.
+  const Scheme s = make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", g, c, {});
+  CHECK(layout_of_op_chunks(g, s.op_chunk, 4) == "Ett|tt|tt|ttmL");
+  CHECK(chunk_of(g, s, "mtp.0.eh_proj") == 3);
+  CHECK(evaluate(g, c, s).feasible);
+  // Interleaved: on the last virtual stage of the last rank.
+  const Scheme v = make_scheme("megatron:tp=2,pp=4,dp=1,sp=1,interleave=2", g, c, {});
+  CHECK(chunk_of(g, v, "mtp.0.eh_proj") == 7);
+  CHECK(layout_of_op_chunks(g, v.op_chunk, 8) == "Et|(t|)*6tmL");
+  // The even split's refusal suggests a layout with the m.
+  const Graph odd = build_zoo_model("deepseek-v3", parse_knob_list("layers=7,dense_layers=1,experts=16,batch=8,mtp=1"));
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "7 layers do not split evenly");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "layout=Et|tt|tt|ttmL");
 }
