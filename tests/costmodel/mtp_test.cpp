@@ -190,3 +190,22 @@ TEST_CASE("without a layout the MTP layer goes on the last pipeline stage as Meg
   CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "7 layers do not split evenly");
   CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "layout=Et|tt|tt|ttmL");
 }
+
+TEST_CASE("the Megatron exports carry the MTP depths and the layout", "[costmodel][export][mtp]") {
+  const ClusterSpec c = resolve_cluster("dgx-h100", 128);
+  const Graph g = build_zoo_model("deepseek-v3", parse_knob_list("batch=16384,mtp=1"));
+  const Scheme s = make_scheme(kRecipe, g, c, {});
+  const std::string lm = export_scheme(find_export_format("megatron-lm"), g, c, s);
+  CHECK_THAT(lm, Catch::Contains("--mtp-num-layers 1\n"));
+  CHECK_THAT(lm, Catch::Contains("--pipeline-model-parallel-layout \"Et|(tt|)*30mL\"\n"));
+  const std::string bridge = export_scheme(find_export_format("megatron-bridge"), g, c, s);
+  CHECK_THAT(bridge, Catch::Contains("cfg.model.mtp_num_layers = 1\n"));
+  CHECK_THAT(bridge, Catch::Contains("cfg.model.pipeline_model_parallel_layout = \"Et|(tt|)*30mL\"\n"));
+  // Without MTP the Bridge export turns the DeepSeek-V3 recipe's MTP layer off; Megatron-LM's is off by default.
+  const Graph plain = build_zoo_model("deepseek-v3", parse_knob_list("batch=16384"));
+  const Scheme p = make_scheme("megatron:tp=2,pp=8,dp=64,ep=64,etp=1,mb=1,sp=1,dist_opt=1,layout=Et|(tt|)*30L,"
+                               "recompute_modules=mla_up_proj+mlp", plain, c, {});
+  CHECK_THAT(export_scheme(find_export_format("megatron-bridge"), plain, c, p),
+             Catch::Contains("cfg.model.mtp_num_layers = None\n"));
+  CHECK_THAT(export_scheme(find_export_format("megatron-lm"), plain, c, p), !Catch::Contains("--mtp-num-layers"));
+}
