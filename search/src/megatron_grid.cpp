@@ -23,11 +23,12 @@ bool grid_better(const CostReport& a, const CostReport& b) {
 namespace {
 
 // Consecutive repeated blocks (transformer layers) of the graph: what pp × interleave must divide.
+// Multi-token-prediction blocks are not counted: Megatron places them on the last stage.
 int count_blocks(const Graph& g) {
   int n = 0;
   const std::string* last = nullptr;
   for (const Op& op : g.ops) {
-    if (op.block.empty() || (last && *last == op.block)) continue;
+    if (op.block.empty() || is_mtp_block(op.block) || (last && *last == op.block)) continue;
     last = &op.block;
     ++n;
   }

@@ -5,7 +5,8 @@
 // mlp a dense layer's MLP (MoE layers are the moe module's, as Megatron-Core skips its mlp
 // checkpoint for a MoELayer); moe_act the experts' activation (act(gate) ⊙ up); layernorm the
 // layer's two input norms (not MLA's q/kv latent norms); moe the whole MoE layer; shared_experts
-// the shared experts' MLP.
+// the shared experts' MLP. A multi-token-prediction block's decoder layer is a layer like the
+// others (Megatron-Core builds it as a TransformerLayer with the same recompute options).
 #include "autoddl/costmodel/recompute_modules.hpp"
 
 namespace autoddl::costmodel {
@@ -41,7 +42,11 @@ bool moe_act(const Graph&, const Op& op) {
 }
 
 bool layernorm(const Graph&, const Op& op) {
-  return op.kind == OpKind::layer_norm && !op.block.empty() && !starts(local(op), "attn.");
+  if (op.kind != OpKind::layer_norm || op.block.empty() || starts(local(op), "attn.")) return false;
+  // An MTP block's own norms are not its decoder layer's input norms (MultiTokenPredictionLayer's
+  // enorm, hnorm and final_layernorm sit outside its TransformerLayer).
+  const std::string_view n = local(op);
+  return !(is_mtp_block(op.block) && (n == "enorm" || n == "hnorm" || n == "final_norm"));
 }
 
 bool moe(const Graph&, const Op& op) { return starts(local(op), "moe."); }

@@ -313,6 +313,19 @@ int64_t routed_experts(const Graph& g) {
   return 0;
 }
 
+bool is_mtp_block(const std::string& block) { return block.rfind("mtp", 0) == 0; }
+
+int mtp_depths(const Graph& g) {
+  int n = 0;
+  const std::string* last = nullptr;
+  for (const Op& op : g.ops) {
+    if (!is_mtp_block(op.block) || (last && *last == op.block)) continue;
+    last = &op.block;
+    ++n;
+  }
+  return n;
+}
+
 double active_parameter_count(const Graph& g) {
   // Per tensor, the share of its experts a token reaches (1 outside expert regions).
   std::vector<double> share(g.tensors.size(), 1.0);

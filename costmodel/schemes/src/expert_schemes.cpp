@@ -19,14 +19,17 @@ namespace {
 // `layers` over `chunks` stages, one layer apart at most, the lighter stages first (they hold
 // the embedding): Megatron's even split when `chunks` divides `layers`, else what the error for
 // an uneven split suggests.
-std::vector<std::string> balanced_layout(size_t layers, int64_t chunks) {
+// The `mtp` multi-token-prediction layers go on the last stage, as Megatron-Core places them
+// without a layout (multi_token_prediction.py, mtp_on_this_rank: "all MTP layers on the last
+// pipeline stage"), outside the even split of the decoder layers.
+std::vector<std::string> balanced_layout(size_t layers, int64_t chunks, int mtp) {
   std::vector<std::string> stages(static_cast<size_t>(chunks));
   const size_t light = static_cast<size_t>(chunks) - layers % static_cast<size_t>(chunks);
   for (size_t s = 0; s < stages.size(); ++s) {
     stages[s] = std::string(layers / static_cast<size_t>(chunks) + (s < light ? 0 : 1), 't');
   }
   stages.front().insert(0, "E");
-  stages.back() += "L";
+  stages.back() += std::string(static_cast<size_t>(mtp), 'm') + "L";
   return stages;
 }
 
@@ -401,21 +404,35 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
       }
     }
   }
+  const int mtp = mtp_depths(g);
   if (!layout.empty()) {
     s.op_chunk = op_chunks_from_layout(g, layout);
+    // Megatron-Core (validate_layer_layout): the MTP layers sit in the last virtual stage of
+    // their pipeline rank.
+    for (size_t i = 0; i < layout.size(); ++i) {
+      if (layout[i].find('m') != std::string::npos && static_cast<int>(i) / pp != v - 1) {
+        fail("layout", "the multi-token-prediction layers (m) are in stage " + std::to_string(i + 1) +
+                           ", virtual stage " + std::to_string(static_cast<int>(i) / pp + 1) + " of " +
+                           std::to_string(v) + " on pipeline rank " + std::to_string(static_cast<int>(i) % pp + 1) +
+                           ": Megatron-Core needs them in a rank's last virtual stage");
+      }
+    }
   } else if (pp > 1) {
-    // Layers (ops sharing a block label) split evenly into pp·v chunks: the balanced layout.
+    // Decoder layers (ops sharing a block label, MTP blocks aside) split evenly into pp·v
+    // chunks, the MTP layers on the last: the balanced layout.
     std::vector<std::string> blocks;
     for (const Op& op : g.ops) {
-      if (!op.block.empty() && (blocks.empty() || blocks.back() != op.block)) blocks.push_back(op.block);
+      if (!op.block.empty() && !is_mtp_block(op.block) && (blocks.empty() || blocks.back() != op.block)) {
+        blocks.push_back(op.block);
+      }
     }
     const int64_t chunks = int64_t{pp} * v;
     if (blocks.empty() || blocks.size() % chunks != 0) {
       fail("pp", std::to_string(blocks.size()) + " layers do not split evenly into pp*interleave = " +
                      std::to_string(chunks) + " chunks (layout=... places them unevenly, e.g. layout=" +
-                     pipeline_layout_text(balanced_layout(blocks.size(), chunks)) + ")");
+                     pipeline_layout_text(balanced_layout(blocks.size(), chunks, mtp)) + ")");
     }
-    s.op_chunk = op_chunks_from_layout(g, balanced_layout(blocks.size(), chunks));
+    s.op_chunk = op_chunks_from_layout(g, balanced_layout(blocks.size(), chunks, mtp));
     // Interleaving places chunk c on stage c % pp; the stage of an op is op_chunk % stages.
   }
   return s;

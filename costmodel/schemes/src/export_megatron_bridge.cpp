@@ -39,6 +39,13 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
     set("model.expert_tensor_parallel_size", std::to_string(l.etp));
     set("model.moe_token_dispatcher_type", "\"alltoall\"");
   }
+  // Multi-token prediction depths (the model's mtp knob), set either way on a Mixture-of-Experts
+  // model: Megatron-Bridge's DeepSeek-V3 recipes turn one on by default (mtp_num_layers = 1).
+  if (const int mtp = mtp_depths(g); mtp > 0) {
+    set("model.mtp_num_layers", std::to_string(mtp));
+  } else if (routed_experts(g) > 0) {
+    set("model.mtp_num_layers", "None");
+  }
   set("model.sequence_parallel", py(l.sequence_parallel));
   set("train.global_batch_size", std::to_string(l.global_batch_size));
   set("train.micro_batch_size", std::to_string(l.micro_batch_size));

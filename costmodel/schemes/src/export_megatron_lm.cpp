@@ -43,6 +43,12 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
     arg("--expert-tensor-parallel-size " + std::to_string(l.etp));
     arg("--moe-token-dispatcher-type alltoall");  // the all-to-all the cost model prices
   }
+  if (const int mtp = mtp_depths(g); mtp > 0) {
+    // Multi-token prediction (the model's mtp knob): Megatron-Core's MultiTokenPredictionBlock,
+    // on the last pipeline stage unless the layout's m's place it.
+    s += "# --mtp-num-layers is newer than core_r0.11.0 (core_r0.12.0 has it)\n";
+    arg("--mtp-num-layers " + std::to_string(mtp));
+  }
   if (!l.pipeline_layout.empty()) {
     // Uneven layers: the layout names every virtual stage (Megatron-Core derives the virtual
     // stages from it).

@@ -2,6 +2,7 @@
 // over "E t m L | ( ) *N", the inverse that prints a layout, and the op-to-stage assignment.
 #include "autoddl/costmodel/pipeline_layout.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string_view>
 
@@ -70,7 +71,12 @@ struct Parser {
   }
 };
 
-bool is_mtp(const std::string& block) { return block.rfind("mtp", 0) == 0; }
+// Per op, whether an op of some block comes after it.
+std::vector<bool> ops_before_a_block(const Graph& g) {
+  std::vector<bool> out(g.ops.size(), false);
+  for (size_t i = g.ops.size(); i-- > 1;) out[i - 1] = out[i] || !g.ops[i].block.empty();
+  return out;
+}
 
 }  // namespace
 
@@ -127,7 +133,7 @@ std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::st
   std::vector<std::string> layers, mtp;
   for (const Op& op : g.ops) {
     if (op.block.empty()) continue;
-    std::vector<std::string>& list = is_mtp(op.block) ? mtp : layers;
+    std::vector<std::string>& list = is_mtp_block(op.block) ? mtp : layers;
     if (list.empty() || list.back() != op.block) list.push_back(op.block);
   }
   size_t t = 0, m = 0, e = 0, l = 0;
@@ -161,9 +167,30 @@ std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::st
   }
   if (m != mtp.size()) {
     fail("the layout places " + std::to_string(m) + " multi-token-prediction layers (m) but " + g.name + " has " +
-         std::to_string(mtp.size()));
+         std::to_string(mtp.size()) +
+         (mtp.empty() ? " (set the model's knob mtp=N to add them)" : m == 0 ? " (place them with m, e.g. ...mL)" : ""));
   }
   if (e != 1 || l != 1) fail("the layout needs one E (first stage) and one L (last stage)");
+  // Megatron-Core's PipelineParallelLayerLayout.validate_layer_layout: decoder layers before MTP
+  // layers, all MTP layers in one virtual stage.
+  for (size_t s = 0, seen_m = 0; s < stages.size(); ++s) {
+    for (char c : stages[s]) {
+      if (c == 'm') ++seen_m;
+      if (c == 't' && seen_m > 0) {
+        fail("a decoder layer (t) follows a multi-token-prediction layer (m) in stage " + std::to_string(s + 1) +
+             ": Megatron-Core places the m's after every t");
+      }
+    }
+    const size_t here = static_cast<size_t>(std::count(stages[s].begin(), stages[s].end(), 'm'));
+    if (here > 0 && here != m) {
+      fail("stage " + std::to_string(s + 1) + " holds " + std::to_string(here) + " of the " + std::to_string(m) +
+           " multi-token-prediction layers (m): Megatron-Core needs them all in one stage");
+    }
+  }
+  // Ops outside blocks: before the first block they go with E; between blocks with the block
+  // before them (the final norm between the decoder layers and the MTP layers stays with the
+  // last decoder layer, as Megatron-Core builds it); after the last block with L.
+  const std::vector<bool> before_block = ops_before_a_block(g);
   std::vector<int> out(g.ops.size(), 0);
   int cur = 0;
   bool seen_block = false;
@@ -172,7 +199,7 @@ std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::st
     if (!op.block.empty()) {
       cur = chunk_of.at(op.block);
       seen_block = true;
-    } else if (seen_block) {
+    } else if (seen_block && !before_block[i]) {
       cur = static_cast<int>(stages.size()) - 1;
     }
     out[i] = cur;
@@ -183,6 +210,7 @@ std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::st
 std::string layout_of_op_chunks(const Graph& g, const std::vector<int>& op_chunk, int chunks) {
   if (chunks < 1 || op_chunk.size() != g.ops.size()) return "";
   std::vector<std::string> stages(static_cast<size_t>(chunks));
+  const std::vector<bool> block_after = ops_before_a_block(g);
   std::string current_block;
   int current_chunk = 0;
   bool seen_block = false;
@@ -192,13 +220,13 @@ std::string layout_of_op_chunks(const Graph& g, const std::vector<int>& op_chunk
     if (c < current_chunk || c >= chunks) return "";  // chunks out of order
     if (op.block.empty()) {
       if (!seen_block && c != 0) return "";
-      if (seen_block && c != chunks - 1) return "";
+      if (seen_block && c != (block_after[i] ? current_chunk : chunks - 1)) return "";
       current_chunk = c;
       continue;
     }
     if (op.block != current_block) {
       current_block = op.block;
-      stages[static_cast<size_t>(c)] += is_mtp(op.block) ? 'm' : 't';
+      stages[static_cast<size_t>(c)] += is_mtp_block(op.block) ? 'm' : 't';
       seen_block = true;
     } else if (c != current_chunk) {
       return "";  // one block over two chunks

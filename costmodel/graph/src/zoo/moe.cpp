@@ -10,8 +10,9 @@
 // them with parameter counts. Left out, each under 0.05% of parameters and FLOPs: Qwen3's
 // q/k RMSNorms, GPT-OSS's expert and router biases and attention sinks, DeepSeek-V3's
 // router bias (not trained by gradient). Not modelled: GPT-OSS's sliding-window layers (every
-// other layer attends to 128 tokens: its attention FLOPs are counted in full) and DeepSeek-V3's
-// multi-token prediction module. Grok-1's checkpoint ties its LM head to the input embedding
+// other layer attends to 128 tokens: its attention FLOPs are counted in full). DeepSeek-V3's
+// multi-token prediction module is the knob mtp (default 0, so the presets' counts are the main
+// models'; DeepSeek-V3 trains with mtp=1, built in build() below). Grok-1's checkpoint ties its LM head to the input embedding
 // (model.py: InOutEmbed.decode, "here, we use tied weights"); the preset keeps the family's
 // untied head, as NeMo's Grok-1 recipe trains it (github.com/NVIDIA/dgxc-benchmarking,
 // grok1/grok1_314b.yaml: share_embeddings_and_output_weights false), 0.8 B parameters more.
@@ -148,22 +149,55 @@ Graph build(const Preset& p, const Knobs& k) {
     gqa = {heads, kv_heads, qh, kvh, k.get_int("head_dim"), p.attn_bias};
   }
 
+  const int64_t mtp = k.get_int("mtp", 0);
+  if (mtp > layers) k.fail("mtp", "must be at most layers = " + std::to_string(layers) + " (got " + std::to_string(mtp) + ")");
+
   GraphBuilder b(p.name, std::string("zoo:") + p.name, batch, dtype);
   int tokens = b.input("tokens", {batch, seq}, DType::int64);
   int labels = b.input("labels", {batch, seq}, DType::int64);
-  int x = b.embedding("embeddings.token_lookup", b.parameter("embeddings.token", {vocab, hidden}), tokens);
-  for (int64_t i = 0; i < layers; ++i) {
-    b.begin_block("layer." + std::to_string(i));
+  const int embedding = b.parameter("embeddings.token", {vocab, hidden});
+  // One decoder layer inside the open block: attention, then a dense or a routed MoE FFN.
+  const auto decoder_layer = [&](int x, bool dense) {
     int n = b.rms_norm("attn_norm", x);
     int a = mla ? latent_attention(b, n, mla_shape, flash) : grouped_query_attention(b, n, gqa, flash);
     x = b.add("attn.residual", x, a);
     int h = b.rms_norm("ffn_norm", x);
-    x = b.add("ffn.residual", x, i < dense_layers ? gated_ffn(b, h, ffn, moe.glu, "ffn") : moe_ffn(b, h, moe));
+    return b.add("ffn.residual", x, dense ? gated_ffn(b, h, ffn, moe.glu, "ffn") : moe_ffn(b, h, moe));
+  };
+  int x = b.embedding("embeddings.token_lookup", embedding, tokens);
+  for (int64_t i = 0; i < layers; ++i) {
+    b.begin_block("layer." + std::to_string(i));
+    x = decoder_layer(x, i < dense_layers);
     b.end_block();
   }
   x = b.rms_norm("norm_f", x);
-  int logits = b.matmul("lm_head", x, b.parameter("lm_head.weight", {hidden, vocab}));
-  b.cross_entropy("loss", logits, labels);
+  // Multi-token prediction (DeepSeek-V3 report §2.2, Megatron-Core's MultiTokenPredictionLayer):
+  // depth k normalizes the previous depth's output (the main model's after norm_f, as
+  // Megatron-Core hands its decoder output over) and the embedding of the tokens k ahead (the
+  // main model's table, shared), concatenates them [embedding, hidden] (2h), projects them back
+  // to h (eh_proj, no bias), runs one decoder layer like the main model's last one (MoE for
+  // DeepSeek-V3) and a final RMSNorm; the shared LM head and a cross-entropy then score it.
+  // Each depth is one block "mtp.<k-1>", so a pipeline layout places it with `m`. The tokens'
+  // and labels' shift by k (torch.roll) moves no work worth pricing and is left out, as is the
+  // loss weight (mtp_loss_scaling_factor / depths).
+  std::vector<int> mtp_out;
+  int prev = x;
+  for (int64_t d = 0; d < mtp; ++d) {
+    b.begin_block("mtp." + std::to_string(d));
+    int e = b.rms_norm("enorm", b.embedding("embed", embedding, tokens));
+    int c = b.concat("eh_concat", {e, b.rms_norm("hnorm", prev)}, -1);
+    int y = decoder_layer(b.linear("eh_proj", c, hidden, /*bias=*/false), dense_layers >= layers);
+    prev = b.rms_norm("final_norm", y);
+    b.end_block();
+    mtp_out.push_back(prev);
+  }
+  const int head = b.parameter("lm_head.weight", {hidden, vocab});
+  int loss = b.cross_entropy("loss", b.matmul("lm_head", x, head), labels);
+  for (int64_t d = 0; d < mtp; ++d) {
+    const std::string at = ".mtp." + std::to_string(d);
+    int mtp_loss = b.cross_entropy("loss" + at, b.matmul("lm_head" + at, mtp_out[static_cast<size_t>(d)], head), labels);
+    loss = b.add("loss_sum" + at, loss, mtp_loss);
+  }
   return b.finish();
 }
 
@@ -200,6 +234,9 @@ ZooModel row(const Preset& p, Graph (*builder)(const Knobs&)) {
   own.push_back({"capacity_factor", "1",
                  "slots per expert over the balanced mean: 1 = dropless with balanced routing, as published "
                  "benchmarks force it; above 1 = the busiest expert's load (imbalance or a capacity factor)"});
+  own.push_back({"mtp", "0",
+                 "multi-token prediction depths (DeepSeek-V3 trains with 1): each one more decoder layer on the "
+                 "last pipeline stage, with the shared embedding and LM head (Megatron-Core's --mtp-num-layers)"});
   own.push_back({"vocab", n(p.vocab), "vocabulary size"});
   own.push_back({"seq", n(p.seq), "sequence length"});
   std::vector<KnobSpec> knobs = with_transformer_knobs(std::move(own));

@@ -137,6 +137,12 @@ std::vector<bool> expert_major_tensors(const Graph& g);
 std::vector<bool> expert_parameters(const Graph& g);
 // Routed experts per MoE layer (the dispatches' `experts`), 0 for a dense model.
 int64_t routed_experts(const Graph& g);
+// Multi-token prediction (DeepSeek-V3 §2.2; Megatron-Core's MultiTokenPredictionBlock): a block
+// whose label starts with "mtp" ("mtp.0", "mtp.1", ...) is one MTP depth, placed by a pipeline
+// layout's `m` rather than `t`.
+bool is_mtp_block(const std::string& block);
+// The MTP depths of the graph (its distinct mtp blocks), 0 without MTP.
+int mtp_depths(const Graph& g);
 // Parameters one token's forward pass multiplies: all but the experts it is not routed to
 // (each MoE layer's expert weights count top_k/experts of theirs). Equals parameter_count()
 // for a dense model.

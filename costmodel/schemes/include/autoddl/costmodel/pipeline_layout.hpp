@@ -22,9 +22,12 @@ std::vector<std::string> parse_pipeline_layout(const std::string& text, const st
 std::string pipeline_layout_text(const std::vector<std::string>& stages);
 
 // Per op, its stage under `stages` on `g`: the decoder layers (blocks, in order) go where the
-// t's are; ops before the first block go with E, those after the last with L. Throws
-// InputError(field, ...) when the t's do not count the blocks, E does not open the first stage or
-// L close the last, or an m names a multi-token-prediction layer the model does not have.
+// t's are, the multi-token-prediction blocks (is_mtp_block) where the m's are; ops before the
+// first block go with E, those between blocks with the block before them (the final norm stays
+// with the last decoder layer when MTP layers follow it, as in Megatron-Core), those after the
+// last block with L. Throws InputError(field, ...) when the t's do not count the decoder layers or
+// the m's the MTP layers, E does not open the first stage or L close the last, a t follows an m,
+// or the m's are spread over stages (Megatron-Core's validate_layer_layout refuses both).
 std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::string>& stages,
                                        const std::string& field = "layout");
 
