@@ -10,6 +10,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/pipeline_layout.hpp"
 
 namespace autoddl::search {
 
@@ -22,8 +23,9 @@ bool grid_better(const CostReport& a, const CostReport& b) {
 
 namespace {
 
-// Consecutive repeated blocks (transformer layers) of the graph: what pp × interleave must divide.
-// Multi-token-prediction blocks are not counted: Megatron places them on the last stage.
+// Consecutive repeated blocks (transformer layers) of the graph: what pp × interleave divides for
+// Megatron's even split. Multi-token-prediction blocks are not counted: Megatron places them on
+// the last stage.
 int count_blocks(const Graph& g) {
   int n = 0;
   const std::string* last = nullptr;
@@ -35,19 +37,61 @@ int count_blocks(const Graph& g) {
   return n;
 }
 
+// The pipeline split of one pp: how the layers go to its stages. When pp divides the layers,
+// Megatron's even split (no layout=) and, with the interleaved schedule, one layer per chunk. When
+// it does not, Megatron-Core's --pipeline-model-parallel-layout: the work-balanced layout
+// (balanced_pipeline_layout: the embedding with the first stage, the loss with the last) over pp
+// stages and, interleaved, over pp·v chunks with v the fewest chunks per rank that reach the
+// smallest largest-chunk work (DeepSeek-V3's 61 layers at pp=8: v=4, NVIDIA's "Et|(tt|)*30L").
+// `plain` is empty when no split exists (more stages than layers); `interleaved` when there is
+// no interleaved one.
+struct PipelineSplit {
+  bool exists = true;
+  std::string plain;        // ",layout=..." or ""
+  std::string interleaved;  // ",interleave=V" or ",interleave=V,layout=..." or "" (none)
+};
+
+PipelineSplit pipeline_split(const Graph& g, int blocks, int pp) {
+  PipelineSplit out;
+  if (pp < 2) return out;
+  if (blocks > 0 && blocks % pp == 0) {
+    if (blocks / pp > 1) out.interleaved = ",interleave=" + std::to_string(blocks / pp);
+    return out;
+  }
+  const std::vector<std::string> stages = balanced_pipeline_layout(g, pp);
+  if (stages.empty()) {
+    out.exists = false;
+    return out;
+  }
+  out.plain = ",layout=" + pipeline_layout_text(stages);
+  int best_v = 0;
+  double best_load = 0;
+  for (int v = 2; int64_t{pp} * v <= blocks; ++v) {
+    const double load = balanced_pipeline_load(g, int64_t{pp} * v);
+    if (load > 0 && (best_v == 0 || load < best_load - 1e-9)) {
+      best_v = v;
+      best_load = load;
+    }
+  }
+  if (best_v > 0) {
+    out.interleaved = ",interleave=" + std::to_string(best_v) +
+                      ",layout=" + pipeline_layout_text(balanced_pipeline_layout(g, int64_t{pp} * best_v));
+  }
+  return out;
+}
+
 // The option suffixes tried at one (tp, pp, dp, mb, sp) point, each with its own recompute walk:
 // the plain SC'21 layout, then today's Megatron-LM/NeMo options together (the distributed
 // optimizer when dp > 1, userbuffers tp overlap with sp), and those with the interleaved schedule
-// and overlapped p2p at one layer per chunk (v = layers per stage: the most chunks, so the
-// smallest bubble and in-flight activations; pp_overlap hides the extra sends).
-std::vector<std::string> option_variants(int blocks, int pp, int dp, int sp) {
-  std::vector<std::string> out = {""};
+// and overlapped p2p (pipeline_split: one layer per chunk when pp divides the layers, the
+// smallest bubble and in-flight activations; pp_overlap hides the extra sends). An uneven split
+// carries its layout= in every suffix.
+std::vector<std::string> option_variants(const PipelineSplit& split, int dp, int sp) {
+  std::vector<std::string> out = {split.plain};
   std::string modern = dp > 1 ? ",dist_opt=1" : "";
   if (sp) modern += ",tp_overlap=1";
-  if (!modern.empty()) out.push_back(modern);
-  if (pp > 1 && blocks % pp == 0 && blocks / pp > 1) {
-    out.push_back(modern + ",interleave=" + std::to_string(blocks / pp) + ",pp_overlap=1");
-  }
+  if (!modern.empty()) out.push_back(modern + split.plain);
+  if (!split.interleaved.empty()) out.push_back(modern + split.interleaved + ",pp_overlap=1");
   return out;
 }
 
@@ -95,6 +139,8 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
     if (devices % tp) continue;
     for (int pp = 1; pp <= devices / tp && !grid.truncated; ++pp) {
       if ((devices / tp) % pp) continue;
+      const PipelineSplit split = pipeline_split(g, blocks, pp);
+      if (!split.exists) continue;
       const int dp = devices / tp / pp;
       if (g.batch % dp) continue;
       const int64_t per_replica = g.batch / dp;
@@ -103,7 +149,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
         for (const std::string& ep : expert_variants(experts, tp, dp)) {
           for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
             bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
-            for (const std::string& options : option_variants(blocks, pp, dp, sp)) {
+            for (const std::string& options : option_variants(split, dp, sp)) {
               if (!exists || grid.truncated) break;
               for (const char* rc : {"none", "selective", "full"}) {
                 if (elapsed() > time_limit_s) {

@@ -4,7 +4,9 @@
 // (dist_opt when dp > 1, tp_overlap with sp, and the interleaved schedule with pp_overlap at one
 // layer per chunk), each with its own recompute walk,
 // so a layout that only fits with the distributed optimizer, or is faster overlapped, is found. Each point is costmodel::make_scheme("megatron:...")
-// priced by evaluate(); points Megatron-LM itself refuses (heads % tp, layers % pp) are skipped.
+// priced by evaluate(); points Megatron-LM itself refuses (heads % tp) are skipped. A pp (or
+// pp × interleave) that does not divide the layers gets Megatron-Core's
+// --pipeline-model-parallel-layout, the work-balanced one (balanced_pipeline_layout), as layout=.
 // Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from the best few).
 #pragma once
 #include <map>

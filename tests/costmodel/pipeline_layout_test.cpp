@@ -2,6 +2,8 @@
 // syntax, the stages it gives, the layers it puts on each pipeline rank, and its refusals.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/megatron_layout.hpp"
@@ -127,4 +129,36 @@ TEST_CASE("an uneven layout is a Megatron layout and exports as --pipeline-model
   CHECK_THAT(lm, !Catch::Contains("--num-virtual-stages-per-pipeline-rank"));
   const std::string bridge = export_scheme(find_export_format("megatron-bridge"), g, c, s);
   CHECK_THAT(bridge, Catch::Contains("cfg.model.pipeline_model_parallel_layout = \"Ett|t*3|t*3|ttL\"\n"));
+}
+
+TEST_CASE("the work-balanced layout puts the loss stage's layers elsewhere and reaches NVIDIA's DeepSeek-V3 layout",
+          "[costmodel][pipeline-layout]") {
+  // DeepSeek-V3: 61 layers over pp=8 x interleave=4. The output layer and loss weigh more than a
+  // layer (a 129,280-word vocabulary), the embedding next to nothing: the last stage holds L
+  // alone and the one light stage is the first, as NVIDIA's recipe has it.
+  const Graph ds = build_zoo_model("deepseek-v3", {});
+  const std::vector<std::string> stages = balanced_pipeline_layout(ds, 32);
+  CHECK(pipeline_layout_text(stages) == "Et|(tt|)*30L");
+  CHECK(balanced_pipeline_load(ds, 32) == Approx(2.0).epsilon(0.01));
+  // The error for an uneven split without layout= suggests that layout.
+  const ClusterSpec c128 = resolve_cluster("dgx-h100", 128);
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=8,dp=64,interleave=4,ep=64,etp=1,sp=1",
+                                build_zoo_model("deepseek-v3", parse_knob_list("batch=8192")), c128, {}),
+                    "pp", "layout=Et|(tt|)*30L");
+  // A 10-layer Llama over 4 stages: every layer placed, E first, L last, stages 1 layer apart
+  // at most apart from the loss stage's share.
+  const Graph g = build_zoo_model("llama", parse_knob_list("size=3-8b,layers=10,batch=8"));
+  const std::vector<std::string> four = balanced_pipeline_layout(g, 4);
+  REQUIRE(four.size() == 4);
+  CHECK(four.front().front() == 'E');
+  CHECK(four.back().back() == 'L');
+  size_t layers = 0;
+  for (const std::string& s : four) layers += static_cast<size_t>(std::count(s.begin(), s.end(), 't'));
+  CHECK(layers == 10);
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Scheme s = make_scheme("megatron:tp=2,pp=4,dp=1,layout=" + pipeline_layout_text(four), g, c, {});
+  CHECK(layout_of_op_chunks(g, s.op_chunk, 4) == pipeline_layout_text(four));
+  // More stages than the layers can fill: none.
+  CHECK(balanced_pipeline_layout(g, 16).empty());
+  CHECK(balanced_pipeline_load(g, 16) == 0);
 }

@@ -1,9 +1,15 @@
-// Boxing costs: the 1-D table and the nd shortest path (see boxing.hpp). The all-pairs table
-// per tensor shape is built with Floyd–Warshall over the tensor's valid nd-SBPs, comparing
-// (time, steps) so that among equally fast conversions the one with fewer collectives wins.
+// Boxing costs: the 1-D table and the nd shortest path (see boxing.hpp). The table per tensor
+// shape prices the steps between the tensor's valid nd-SBPs once and finds the cheapest paths
+// from a state (Dijkstra) when that state is first asked about, comparing (time, steps) so that
+// among equally fast conversions the one with fewer collectives wins. (All pairs by
+// Floyd–Warshall, as before, cost O(states³) per table, most of an evaluation's time on a 3-D
+// mesh, for the few pairs an evaluation asks about.)
 #include "autoddl/costmodel/boxing.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
 
 #include "autoddl/costmodel/error.hpp"
 
@@ -52,6 +58,14 @@ void enumerate_states(int ndims, int rank, int d, NdSbp& cur, const int* shape_s
 
 }  // namespace
 
+namespace {
+
+int sbp_code(Sbp s) { return s.is_broadcast() ? 0 : s.is_partial() ? 1 : 2 + s.axis; }
+
+Sbp sbp_of_code(int v) { return v == 0 ? Sbp::broadcast() : v == 1 ? Sbp::partial() : Sbp::split(v - 2); }
+
+}  // namespace
+
 BoxingTable::BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logical_bytes) {
   const int nd = mesh.ndims();
   std::vector<int> sizes = mesh.shape();
@@ -59,91 +73,131 @@ BoxingTable::BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logi
   cur.ndims = static_cast<uint8_t>(nd);
   enumerate_states(nd, static_cast<int>(shape.size()), 0, cur, sizes.data(), shape, states_);
   n_ = static_cast<int>(states_.size());
-  const double inf = std::numeric_limits<double>::infinity();
-  time_.assign(static_cast<size_t>(n_) * n_, inf);
-  next_.assign(static_cast<size_t>(n_) * n_, -1);
-  hop_.assign(static_cast<size_t>(n_) * n_, BoxingStep{});
-  std::vector<int> steps(static_cast<size_t>(n_) * n_, std::numeric_limits<int>::max() / 4);
+  radix_ = 2 + static_cast<int>(shape.size());
+  size_t codes = 1;
+  for (int d = 0; d < nd; ++d) codes *= static_cast<size_t>(radix_);
+  index_.assign(codes, -1);
+  std::vector<int> code(static_cast<size_t>(n_), 0);
   for (int i = 0; i < n_; ++i) {
-    time_[i * n_ + i] = 0;
-    steps[i * n_ + i] = 0;
-    next_[i * n_ + i] = i;
-    for (int j = 0; j < n_; ++j) {
-      if (i == j) continue;
-      int diff = -1, ndiff = 0;
-      for (int d = 0; d < nd; ++d) {
-        if (!(states_[i].dims[d] == states_[j].dims[d])) {
-          diff = d;
-          ++ndiff;
-        }
-      }
-      if (ndiff != 1) continue;
-      // The group tensor of dim `diff`: split factors of the other dims divide |T|.
+    int c = 0;
+    for (int d = nd; d-- > 0;) c = c * radix_ + sbp_code(states_[i].dims[d]);
+    code[i] = c;
+    index_[static_cast<size_t>(c)] = i;
+  }
+  // The steps: from each state, every other value on one mesh dim that leaves a valid state.
+  edge_begin_.assign(static_cast<size_t>(n_) + 1, 0);
+  for (int i = 0; i < n_; ++i) {
+    edge_begin_[i] = static_cast<int>(edges_.size());
+    int stride = 1;
+    for (int d = 0; d < nd; ++d, stride *= radix_) {
+      const int own = sbp_code(states_[i].dims[d]);
+      // The group tensor of dim d: split factors of the other dims divide |T|.
       double group_bytes = logical_bytes;
-      for (int d = 0; d < nd; ++d) {
-        if (d != diff && states_[i].dims[d].is_split()) group_bytes /= sizes[d];
+      for (int e = 0; e < nd; ++e) {
+        if (e != d && states_[i].dims[e].is_split()) group_bytes /= sizes[e];
       }
-      BoxingStep st;
-      if (boxing_step_1d(mesh, diff, states_[i].dims[diff], states_[j].dims[diff], group_bytes, st)) {
-        hop_[i * n_ + j] = st;
-        time_[i * n_ + j] = st.time_s;
-        steps[i * n_ + j] = 1;
-      } else {
-        hop_[i * n_ + j] = BoxingStep{diff, CollectiveKind::all_reduce, 0, 0, -1};  // local step
-        time_[i * n_ + j] = 0;
-        steps[i * n_ + j] = 0;
-      }
-      next_[i * n_ + j] = j;
-    }
-  }
-  // Floyd–Warshall on (time, collective steps), relative tolerance on time.
-  for (int k = 0; k < n_; ++k) {
-    for (int i = 0; i < n_; ++i) {
-      double tik = time_[i * n_ + k];
-      if (tik == inf) continue;
-      for (int j = 0; j < n_; ++j) {
-        double t = tik + time_[k * n_ + j];
-        int s = steps[i * n_ + k] + steps[k * n_ + j];
-        double cur_t = time_[i * n_ + j];
-        bool better = t < cur_t * (1 - 1e-12) ||
-                      (t <= cur_t * (1 + 1e-12) && s < steps[i * n_ + j]);
-        if (better) {
-          time_[i * n_ + j] = t;
-          steps[i * n_ + j] = s;
-          next_[i * n_ + j] = next_[i * n_ + k];
+      for (int v = 0; v < radix_; ++v) {
+        if (v == own) continue;
+        const int j = index_[static_cast<size_t>(code[i] + (v - own) * stride)];
+        if (j < 0) continue;
+        Edge e;
+        e.from = i;
+        e.to = j;
+        if (boxing_step_1d(mesh, d, states_[i].dims[d], sbp_of_code(v), group_bytes, e.step)) {
+          e.steps = 1;
+        } else {
+          e.step = BoxingStep{d, CollectiveKind::all_reduce, 0, 0, -1};  // local step
         }
+        edges_.push_back(e);
       }
     }
   }
+  edge_begin_[static_cast<size_t>(n_)] = static_cast<int>(edges_.size());
+  const size_t cells = static_cast<size_t>(n_) * static_cast<size_t>(n_);
+  time_.assign(cells, std::numeric_limits<double>::infinity());
+  via_.assign(cells, -1);
+  built_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(n_));
+  for (int i = 0; i < n_; ++i) built_[static_cast<size_t>(i)].store(false, std::memory_order_relaxed);
+}
+
+void BoxingTable::build_row(int from) const {
+  AUTODDL_CHECK(from >= 0 && from < n_) << "boxing state out of range";
+  std::lock_guard<std::mutex> lock(build_);
+  if (built_[static_cast<size_t>(from)].load(std::memory_order_acquire)) return;
+  double* time = &time_[static_cast<size_t>(from) * n_];
+  int* via = &via_[static_cast<size_t>(from) * n_];
+  std::vector<int> steps(static_cast<size_t>(n_), std::numeric_limits<int>::max() / 4);
+  time[from] = 0;
+  steps[from] = 0;
+  // Dijkstra on (time, collective steps), relative tolerance on time: among equally fast paths
+  // the one with fewer collectives. A state improved again is queued again (stale entries skipped).
+  struct Item {
+    double time;
+    int steps, state;
+    bool operator>(const Item& o) const { return time != o.time ? time > o.time : steps > o.steps; }
+  };
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+  queue.push({0, 0, from});
+  while (!queue.empty()) {
+    const Item it = queue.top();
+    queue.pop();
+    if (it.time != time[it.state] || it.steps != steps[it.state]) continue;
+    for (int k = edge_begin_[it.state]; k < edge_begin_[it.state + 1]; ++k) {
+      const Edge& e = edges_[static_cast<size_t>(k)];
+      const double t = it.time + (e.steps ? e.step.time_s : 0.0);
+      const int s = it.steps + e.steps;
+      const double cur_t = time[e.to];
+      const bool better = t < cur_t * (1 - 1e-12) || (t <= cur_t * (1 + 1e-12) && s < steps[e.to]);
+      if (!better) continue;
+      time[e.to] = t;
+      steps[e.to] = s;
+      via[e.to] = k;
+      queue.push({t, s, e.to});
+    }
+  }
+  built_[static_cast<size_t>(from)].store(true, std::memory_order_release);
 }
 
 int BoxingTable::index_of(const NdSbp& s) const {
-  for (int i = 0; i < n_; ++i) {
-    if (states_[i] == s) return i;
+  if (s.ndims != (n_ > 0 ? states_[0].ndims : s.ndims)) return -1;
+  int c = 0;
+  for (int d = s.ndims; d-- > 0;) {
+    const Sbp x = s.dims[d];
+    if (x.is_split() && (x.axis < 0 || x.axis + 2 >= radix_)) return -1;
+    c = c * radix_ + sbp_code(x);
   }
-  return -1;
+  return c >= 0 && static_cast<size_t>(c) < index_.size() ? index_[static_cast<size_t>(c)] : -1;
 }
 
 std::vector<BoxingStep> BoxingTable::path(int from, int to) const {
   std::vector<BoxingStep> out;
   AUTODDL_CHECK(from >= 0 && to >= 0 && from < n_ && to < n_) << "boxing state out of range";
-  int cur = from;
+  ensure_row(from);
+  const int* via = &via_[static_cast<size_t>(from) * n_];
+  AUTODDL_CHECK(time_[static_cast<size_t>(from) * n_ + to] < std::numeric_limits<double>::infinity()) << "no boxing path";
+  int cur = to;
   int guard = 0;
-  while (cur != to) {
-    int nxt = next_[cur * n_ + to];
-    AUTODDL_CHECK(nxt >= 0) << "no boxing path";
-    const BoxingStep& h = hop_[cur * n_ + nxt];
-    if (h.time_s >= 0) out.push_back(h);
-    cur = nxt;
+  while (cur != from) {
+    const Edge& e = edges_[static_cast<size_t>(via[cur])];
+    if (e.step.time_s >= 0) out.push_back(e.step);
+    cur = e.from;
     AUTODDL_CHECK(++guard <= n_) << "boxing path loops";
   }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
 void BoxingTable::tally(int from, int to, CommTally& tally, double times) const {
   if (from == to) return;
-  for (const BoxingStep& st : path(from, to)) {
-    tally.add(st.kind, st.time_s * times, st.wire_bytes * times, times);
+  ensure_row(from);
+  const int* via = &via_[static_cast<size_t>(from) * n_];
+  int cur = to;
+  int guard = 0;
+  while (cur != from) {
+    const Edge& e = edges_[static_cast<size_t>(via[cur])];
+    if (e.step.time_s >= 0) tally.add(e.step.kind, e.step.time_s * times, e.step.wire_bytes * times, times);
+    cur = e.from;
+    AUTODDL_CHECK(++guard <= n_) << "boxing path loops";
   }
 }
 

@@ -17,8 +17,9 @@ namespace autoddl::costmodel {
 namespace {
 
 // `layers` over `chunks` stages, one layer apart at most, the lighter stages first (they hold
-// the embedding): Megatron's even split when `chunks` divides `layers`, else what the error for
-// an uneven split suggests.
+// the embedding): Megatron's even split when `chunks` divides `layers`. (An uneven split is
+// refused; its error suggests balanced_pipeline_layout, which weighs the embedding and loss, as
+// the Megatron grid does.)
 // The `mtp` multi-token-prediction layers go on the last stage, as Megatron-Core places them
 // without a layout (multi_token_prediction.py, mtp_on_this_rank: "all MTP layers on the last
 // pipeline stage"), outside the even split of the decoder layers.
@@ -31,6 +32,12 @@ std::vector<std::string> balanced_layout(size_t layers, int64_t chunks, int mtp)
   stages.front().insert(0, "E");
   stages.back() += std::string(static_cast<size_t>(mtp), 'm') + "L";
   return stages;
+}
+
+// The layout an uneven split's error suggests: balanced by work, else by layer count.
+std::string suggested_layout(const Graph& g, size_t layers, int64_t chunks, int mtp) {
+  const std::vector<std::string> by_work = balanced_pipeline_layout(g, chunks);
+  return pipeline_layout_text(by_work.empty() ? balanced_layout(layers, chunks, mtp) : by_work);
 }
 
 [[noreturn]] void fail(const std::string& field, const std::string& why) {
@@ -430,7 +437,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     if (blocks.empty() || blocks.size() % chunks != 0) {
       fail("pp", std::to_string(blocks.size()) + " layers do not split evenly into pp*interleave = " +
                      std::to_string(chunks) + " chunks (layout=... places them unevenly, e.g. layout=" +
-                     pipeline_layout_text(balanced_layout(blocks.size(), chunks, mtp)) + ")");
+                     suggested_layout(g, blocks.size(), chunks, mtp) + ")");
     }
     s.op_chunk = op_chunks_from_layout(g, balanced_layout(blocks.size(), chunks, mtp));
     // Interleaving places chunk c on stage c % pp; the stage of an op is op_chunk % stages.

@@ -207,6 +207,70 @@ std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::st
   return out;
 }
 
+namespace {
+
+struct BalancedLayout {
+  std::vector<std::string> stages;
+  double max_load = 0;  // in mean decoder layers
+};
+
+BalancedLayout balance_layout(const Graph& g, int64_t chunks) {
+  BalancedLayout out;
+  if (chunks < 1) return out;
+  // Work (forward + backward FLOPs) before the first layer (E), of the layers, of the MTP layers
+  // and after the last layer (L).
+  double head = 0, layer_work = 0, mtp_work = 0, tail = 0;
+  size_t layers = 0, mtp = 0;
+  const std::string* last = nullptr;
+  for (const Op& op : g.ops) {
+    const double w = op.work.fwd_flops + op.work.bwd_flops;
+    if (op.block.empty()) {
+      (last ? tail : head) += w;
+      continue;
+    }
+    const bool m = is_mtp(op.block);
+    if (!last || *last != op.block) ++(m ? mtp : layers);
+    last = &op.block;
+    (m ? mtp_work : layer_work) += w;
+  }
+  if (layers == 0) return out;
+  const double unit = layer_work > 0 ? layer_work / static_cast<double>(layers) : 1.0;
+  const double e = layer_work > 0 ? head / unit : 0, l = layer_work > 0 ? (mtp_work + tail) / unit : 0;
+  const size_t n = static_cast<size_t>(chunks);
+  std::vector<double> load(n, 0.0);
+  std::vector<size_t> count(n, 0);
+  load.front() += e;
+  load.back() += l;
+  for (size_t k = 0; k < layers; ++k) {
+    size_t at = n - 1;
+    for (size_t s = n - 1; s-- > 0;) {
+      if (load[s] < load[at]) at = s;
+    }
+    load[at] += 1.0;
+    ++count[at];
+  }
+  out.stages.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    if (s == 0) out.stages[s] += 'E';
+    out.stages[s].append(count[s], 't');
+    if (s + 1 == n) {
+      out.stages[s].append(mtp, 'm');
+      out.stages[s] += 'L';
+    }
+    if (out.stages[s].empty()) return BalancedLayout{};
+    out.max_load = std::max(out.max_load, load[s]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> balanced_pipeline_layout(const Graph& g, int64_t chunks) {
+  return balance_layout(g, chunks).stages;
+}
+
+double balanced_pipeline_load(const Graph& g, int64_t chunks) { return balance_layout(g, chunks).max_load; }
+
 std::string layout_of_op_chunks(const Graph& g, const std::vector<int>& op_chunk, int chunks) {
   if (chunks < 1 || op_chunk.size() != g.ops.size()) return "";
   std::vector<std::string> stages(static_cast<size_t>(chunks));

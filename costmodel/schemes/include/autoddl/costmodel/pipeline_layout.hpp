@@ -31,6 +31,20 @@ std::string pipeline_layout_text(const std::vector<std::string>& stages);
 std::vector<int> op_chunks_from_layout(const Graph& g, const std::vector<std::string>& stages,
                                        const std::string& field = "layout");
 
+// A balanced layout of `g` over `chunks` virtual stages, for pipeline splits the layers do not
+// divide (DeepSeek-V3's 61 on pp x interleave = 32): E opens the first stage, the MTP layers and
+// L close the last, and the decoder layers go one at a time to the stage with the least work so
+// far (forward plus backward FLOPs, counted in mean decoder layers, so the embedding weighs about
+// nothing and the output layer and loss over a layer on a large vocabulary), a tie to the later
+// stage: the lighter stages come first, where the 1F1B schedule keeps the most activations in
+// flight. On DeepSeek-V3 at 32 stages this is NVIDIA's "Et|(tt|)*30L". Empty when a stage
+// would hold nothing (more stages than layers) or `g` has no layers.
+std::vector<std::string> balanced_pipeline_layout(const Graph& g, int64_t chunks);
+
+// The largest stage work of balanced_pipeline_layout(g, chunks), in mean decoder layers (0 when
+// that is empty): what the Megatron grid compares interleave counts by.
+double balanced_pipeline_load(const Graph& g, int64_t chunks);
+
 // The layout an op-to-chunk assignment realises (inverse of op_chunks_from_layout), "" when it
 // is not one (a block split over chunks, chunks out of order).
 std::string layout_of_op_chunks(const Graph& g, const std::vector<int>& op_chunk, int chunks);

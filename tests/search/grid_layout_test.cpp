@@ -1,0 +1,80 @@
+// The Megatron grid on a model whose layers pp (or pp × interleave) does not divide: it tries
+// that pp with Megatron-Core's --pipeline-model-parallel-layout, the work-balanced layout, rather
+// than skipping it (DeepSeek-V3's 61 layers on pp=8). Each such point's spec round-trips: it
+// prices the same through make_scheme and exports the layout.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "../../search/src/megatron_grid.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/scheme_export.hpp"
+#include "fixtures.hpp"
+
+using namespace search_fixtures;
+
+namespace {
+
+int spec_int(const std::string& spec, const std::string& key) {
+  const size_t at = spec.find("," + key + "=");
+  if (at == std::string::npos) return 1;
+  return std::stoi(spec.substr(at + key.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("the Megatron grid tries pipeline sizes that do not divide the layers with a balanced layout",
+          "[search][megatron][pipeline-layout]") {
+  // 7 layers on 8 GPUs: pp = 2, 4 and 8 split them only unevenly (at pp = 8 one stage holds the
+  // output layer and loss alone).
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("gpt", {{"layers", "7"}, {"hidden", "1024"}, {"heads", "16"}, {"seq", "1024"},
+                                          {"batch", "16"}, {"flash", "1"}});
+  const MegatronGrid grid = megatron_grid(g, c, 600, 100000);
+  REQUIRE_FALSE(grid.truncated);
+  std::set<int> uneven_pp;
+  int layouts = 0, interleaved = 0;
+  for (const GridPoint& p : grid.best) {
+    const std::string& spec = p.scheme.name;
+    const int pp = spec_int(spec, "pp");
+    if (pp < 2 || 7 % pp == 0) continue;
+    INFO(spec);
+    REQUIRE(spec.find(",layout=E") != std::string::npos);
+    uneven_pp.insert(pp);
+    ++layouts;
+    if (spec.find(",interleave=") != std::string::npos) {
+      ++interleaved;
+      CHECK(p.scheme.virtual_stages == spec_int(spec, "interleave"));
+    }
+    // The point's spec prices the same when given back, and exports its layout.
+    const Scheme again = make_scheme(spec, g, c, {});
+    CHECK(again.op_chunk == p.scheme.op_chunk);
+    CHECK(evaluate(g, c, again).iteration_s == p.report.iteration_s);
+    if (layouts <= 4) {
+      const std::string layout = spec.substr(spec.find(",layout=") + 8, spec.find(',', spec.find(",layout=") + 1) -
+                                                                            spec.find(",layout=") - 8);
+      const std::string lm = export_scheme(find_export_format("megatron-lm"), g, c, again);
+      CHECK_THAT(lm, Catch::Contains("--pipeline-model-parallel-layout \"" + layout + "\""));
+    }
+  }
+  CHECK(uneven_pp == std::set<int>{2, 4, 8});
+  CHECK(interleaved > 0);  // pp=2 interleaves over 2 or 3 chunks per rank
+}
+
+TEST_CASE("the Megatron grid reaches NVIDIA's DeepSeek-V3 layout on 1024 H100 (pp=8 with interleave 4)",
+          "[search][megatron][pipeline-layout]") {
+  // The global batch 8 of the preset: dp <= 8, so tp * pp >= 128. The grid's best point over
+  // the walk is interleaved over pp=8 with "Et|(tt|)*30L", a split 61 layers never had before.
+  const ClusterSpec c = resolve_cluster("dgx-h100", 128);
+  const Graph g = build_zoo_model("deepseek-v3", {});
+  const MegatronGrid grid = megatron_grid(g, c, 600, 1);
+  REQUIRE_FALSE(grid.truncated);
+  REQUIRE(grid.best.size() == 1);
+  const std::string& spec = grid.best.front().scheme.name;
+  INFO(spec);
+  CHECK(grid.best.front().report.feasible);
+  CHECK(spec.find(",pp=8,") != std::string::npos);
+  CHECK(spec.find(",interleave=4,layout=Et|(tt|)*30L") != std::string::npos);
+}
