@@ -185,10 +185,13 @@ TEST_CASE("without a layout the MTP layer goes on the last pipeline stage as Meg
   const Scheme v = make_scheme("megatron:tp=2,pp=4,dp=1,sp=1,interleave=2", g, c, {});
   CHECK(chunk_of(g, v, "mtp.0.eh_proj") == 7);
   CHECK(layout_of_op_chunks(g, v.op_chunk, 8) == "Et|(t|)*6tmL");
-  // The even split's refusal suggests a layout with the m.
+  // The even split's refusal suggests a layout with the m (balanced by work: the MTP layer, the
+  // LM head and the loss fill the last stage), and that layout runs.
   const Graph odd = build_zoo_model("deepseek-v3", parse_knob_list("layers=7,dense_layers=1,experts=16,batch=8,mtp=1"));
   CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "7 layers do not split evenly");
-  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "layout=Et|tt|tt|ttmL");
+  CHECK_INPUT_ERROR(make_scheme("megatron:tp=2,pp=4,dp=1,sp=1", odd, c, {}), "pp", "layout=Ett|tt|t*3|mL");
+  const Scheme suggested = make_scheme("megatron:tp=2,pp=4,dp=1,sp=1,layout=Ett|tt|t*3|mL", odd, c, {});
+  CHECK(chunk_of(odd, suggested, "mtp.0.eh_proj") == 3);
 }
 
 TEST_CASE("the Megatron exports carry the MTP depths and the layout", "[costmodel][export][mtp]") {

@@ -228,7 +228,7 @@ BalancedLayout balance_layout(const Graph& g, int64_t chunks) {
       (last ? tail : head) += w;
       continue;
     }
-    const bool m = is_mtp(op.block);
+    const bool m = is_mtp_block(op.block);
     if (!last || *last != op.block) ++(m ? mtp : layers);
     last = &op.block;
     (m ? mtp_work : layer_work) += w;
