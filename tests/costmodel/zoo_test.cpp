@@ -346,6 +346,8 @@ TEST_CASE("Llama 2 and 3 sizes have exactly the released checkpoints' parameter 
   const std::pair<const char*, int64_t> sizes[] = {
       {"2-7b", 6738415616},  {"2-13b", 13015864320},  {"2-70b", 68976648192},
       {"3-8b", 8030261248},  {"3-70b", 70553706496},  {"3-405b", 405853388800},
+      // meta-llama/Llama-3.1-8B, -70B, -405B: Llama 3's shapes, the same counts.
+      {"3.1-8b", 8030261248}, {"3.1-70b", 70553706496}, {"3.1-405b", 405853388800},
   };
   for (const auto& [size, params] : sizes) {
     INFO(size);

@@ -20,6 +20,9 @@ constexpr Size kSizes[] = {
     {"2-7b", 32, 4096, 32, 32, 11008, 32000, 4096},     {"2-13b", 40, 5120, 40, 40, 13824, 32000, 4096},
     {"2-70b", 80, 8192, 64, 8, 28672, 32000, 4096},     {"3-8b", 32, 4096, 32, 8, 14336, 128256, 8192},
     {"3-70b", 80, 8192, 64, 8, 28672, 128256, 8192},    {"3-405b", 126, 16384, 128, 8, 53248, 128256, 8192},
+    // Llama 3.1's release names (meta-llama/Llama-3.1-*): the same layer shapes as Llama 3's.
+    {"3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192},   {"3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192},
+    {"3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192},
 };
 
 std::string size_names() {
@@ -78,7 +81,7 @@ Graph build(const Knobs& k) {
 
 ZooModel llama_model() {
   std::vector<KnobSpec> knobs = with_transformer_knobs({
-      {"size", "2-7b", "2-7b, 2-13b, 2-70b (Llama 2), 3-8b, 3-70b, 3-405b (Llama 3 / 3.1)"},
+      {"size", "2-7b", "2-7b, 2-13b, 2-70b (Llama 2), 3-8b, 3-70b, 3-405b (Llama 3), 3.1-8b, 3.1-70b, 3.1-405b (the same shapes)"},
       {"layers", "auto", "decoder blocks (auto: from size)"},
       {"hidden", "auto", "hidden size h (auto: from size)"},
       {"heads", "auto", "query heads (auto: from size)"},
