@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,24 @@ std::vector<std::string> expert_variants(int64_t experts, int tp, int dp) {
   return out;
 }
 
+// The context-parallel sizes tried at one (tp, pp) point with `ranks` = devices / (tp·pp): 1,
+// then, on a dense model with fused attention (where Megatron-Core runs it), every power of two
+// dividing `ranks` that leaves each rank's two causal chunks at least 1,024 tokens: below that
+// attention is too short to hide the KV exchange and NVIDIA's recipes do not use it (CP2 from
+// sequence 8,192: the NeMo Llama 3 70B/405B recipes).
+std::vector<int> context_parallel_sizes(const Graph& g, int64_t experts, int ranks) {
+  std::vector<int> out = {1};
+  if (experts > 0) return out;
+  int64_t seq = 0;
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::attention) seq = g.tensors[op.inputs[0]].shape[2];
+  }
+  for (int cp = 2; cp <= ranks && seq / (2 * cp) >= 1024; cp *= 2) {
+    if (ranks % cp == 0) out.push_back(cp);
+  }
+  return out;
+}
+
 }  // namespace
 
 MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep) {
@@ -119,7 +138,18 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   const int blocks = count_blocks(g);
   const int64_t experts = routed_experts(g);
   MegatronGrid grid;
-  auto offer = [&](Scheme&& s, const CostReport& r, const std::string& ep) {
+  std::vector<GridPoint> plain_best;
+  std::optional<GridPoint> cp_best;
+  auto offer = [&](Scheme&& s, const CostReport& r, const std::string& ep, bool context_parallel) {
+    if (context_parallel) {
+      if (!cp_best || grid_better(r, cp_best->report)) cp_best = GridPoint{s, r};
+    } else {
+      auto at = std::find_if(plain_best.begin(), plain_best.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
+      if (at != plain_best.end() || static_cast<int>(plain_best.size()) < keep) {
+        plain_best.insert(at, GridPoint{s, r});
+        if (static_cast<int>(plain_best.size()) > keep) plain_best.pop_back();
+      }
+    }
     if (experts > 0) {
       const std::string key = ep.empty() ? ep : ep.substr(1);  // without the leading ','
       auto it = grid.best_by_experts.find(key);
@@ -141,36 +171,39 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
       if ((devices / tp) % pp) continue;
       const PipelineSplit split = pipeline_split(g, blocks, pp);
       if (!split.exists) continue;
-      const int dp = devices / tp / pp;
-      if (g.batch % dp) continue;
-      const int64_t per_replica = g.batch / dp;
-      for (int64_t mb = 1; mb <= per_replica && !grid.truncated; mb *= 2) {
-        if (per_replica % mb) continue;
-        for (const std::string& ep : expert_variants(experts, tp, dp)) {
-          for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-            bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
-            for (const std::string& options : option_variants(split, dp, sp)) {
-              if (!exists || grid.truncated) break;
-              for (const char* rc : {"none", "selective", "full"}) {
-                if (elapsed() > time_limit_s) {
-                  grid.truncated = true;
-                  break;
+      for (int cp : context_parallel_sizes(g, experts, devices / tp / pp)) {
+        const int dp = devices / tp / pp / cp;
+        if (g.batch % dp) continue;
+        const int64_t per_replica = g.batch / dp;
+        const std::string cp_opt = cp > 1 ? ",cp=" + std::to_string(cp) : "";
+        for (int64_t mb = 1; mb <= per_replica && !grid.truncated; mb *= 2) {
+          if (per_replica % mb) continue;
+          for (const std::string& ep : expert_variants(experts, tp, dp)) {
+            for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+              bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
+              for (const std::string& options : option_variants(split, dp, sp)) {
+                if (!exists || grid.truncated) break;
+                for (const char* rc : {"none", "selective", "full"}) {
+                  if (elapsed() > time_limit_s) {
+                    grid.truncated = true;
+                    break;
+                  }
+                  const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+                                           ",dp=" + std::to_string(dp) + cp_opt + ",mb=" + std::to_string(mb) + ep +
+                                           ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
+                  Scheme s;
+                  try {
+                    s = make_scheme(spec, g, c, {});
+                  } catch (const InputError&) {
+                    exists = !options.empty();  // the plain layout failing rules out its variants too
+                    break;
+                  }
+                  ++grid.points;
+                  const CostReport r = evaluate(g, c, s);
+                  grid.feasible += r.feasible;
+                  offer(std::move(s), r, ep, cp > 1);
+                  if (r.feasible) break;  // fits: more recompute only costs time
                 }
-                const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-                                         ",dp=" + std::to_string(dp) + ",mb=" + std::to_string(mb) + ep +
-                                         ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
-                Scheme s;
-                try {
-                  s = make_scheme(spec, g, c, {});
-                } catch (const InputError&) {
-                  exists = !options.empty();  // the plain layout failing rules out its variants too
-                  break;
-                }
-                ++grid.points;
-                const CostReport r = evaluate(g, c, s);
-                grid.feasible += r.feasible;
-                offer(std::move(s), r, ep);
-                if (r.feasible) break;  // fits: more recompute only costs time
               }
             }
           }
@@ -178,6 +211,8 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
       }
     }
   }
+  grid.starts = std::move(plain_best);
+  if (cp_best) grid.starts.push_back(std::move(*cp_best));
   return grid;
 }
 

@@ -7,7 +7,9 @@
 // priced by evaluate(); points Megatron-LM itself refuses (heads % tp) are skipped. A pp (or
 // pp × interleave) that does not divide the layers gets Megatron-Core's
 // --pipeline-model-parallel-layout, the work-balanced one (balanced_pipeline_layout), as layout=.
-// Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from the best few).
+// Context parallelism (cp) is tried on dense models with fused attention whose sequence leaves
+// each rank's two causal chunks at least 1,024 tokens (context_parallel_sizes).
+// Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from `starts`).
 #pragma once
 #include <map>
 #include <utility>
@@ -34,6 +36,10 @@ struct MegatronGrid {
   // On a Mixture-of-Experts model, the best point per expert layout ("ep=4", "ep=8,etp=1";
   // "" for experts replicated): what `search --explain` compares the chosen ep/etp with.
   std::map<std::string, GridPoint> best_by_experts;
+  // cd-expert's starts: the `keep` best points without context parallelism, then the best point
+  // with it (when the model has one). The best few overall can all be cp layouts of one family,
+  // and a descent from them alone ended slower than one from the best plain layout.
+  std::vector<GridPoint> starts;
   int points = 0, feasible = 0;
   bool truncated = false;  // the time limit stopped the walk
   double seconds = 0;      // the walk's wall time

@@ -78,3 +78,23 @@ TEST_CASE("the Megatron grid reaches NVIDIA's DeepSeek-V3 layout on 1024 H100 (p
   CHECK(spec.find(",pp=8,") != std::string::npos);
   CHECK(spec.find(",interleave=4,layout=Et|(tt|)*30L") != std::string::npos);
 }
+
+TEST_CASE("the Megatron grid tries context parallelism at long sequences and cd-expert still starts from plain layouts",
+          "[search][megatron][cp]") {
+  // Llama 3 shapes, 2 layers, 16 H100. At sequence 8192 each rank's two causal chunks keep at
+  // least 1,024 tokens up to cp = 4; at 2048 no cp is tried.
+  const ClusterSpec c = resolve_cluster("dgx-h100", 2);
+  const Graph g = build_zoo_model("llama", {{"size", "3-8b"}, {"layers", "2"}, {"seq", "8192"}, {"batch", "32"}});
+  const MegatronGrid grid = megatron_grid(g, c, 600, 100000);
+  REQUIRE_FALSE(grid.truncated);
+  std::set<int> cps;
+  for (const GridPoint& p : grid.best) cps.insert(spec_int(p.scheme.name, "cp"));
+  CHECK(cps == std::set<int>{1, 2, 4});
+  // The starts: the best plain points, then the best context-parallel one.
+  const MegatronGrid few = megatron_grid(g, c, 600, 3);
+  REQUIRE(few.starts.size() == 4);
+  for (int k = 0; k < 3; ++k) CHECK(spec_int(few.starts[k].scheme.name, "cp") == 1);
+  CHECK(spec_int(few.starts[3].scheme.name, "cp") > 1);
+  const Graph short_seq = build_zoo_model("llama", {{"size", "3-8b"}, {"layers", "2"}, {"seq", "2048"}, {"batch", "32"}});
+  for (const GridPoint& p : megatron_grid(short_seq, c, 600, 100000).best) CHECK(spec_int(p.scheme.name, "cp") == 1);
+}

@@ -46,14 +46,17 @@ std::vector<SearchResult> run_cd_expert(SearchContext& ctx, std::string& skip) {
   best.note = "= expert " + from;
   // Each start (tables, mapping, descent, evaluate()) is independent: run in parallel with
   // --jobs, then judged in grid order, as one thread would.
-  size_t n = 0;
-  while (n < grid.best.size() && grid.best[n].report.feasible) ++n;
+  std::vector<const GridPoint*> from_points;
+  for (const GridPoint& p : grid.starts) {
+    if (p.report.feasible) from_points.push_back(&p);
+  }
+  const size_t n = from_points.size();
   std::vector<ExpertStart> runs(n);
   std::vector<char> started(n, 0);
   parallel_for(static_cast<int>(n), ctx.options().jobs, [&](int k) {
     if (elapsed() >= limit) return;
     started[k] = 1;
-    runs[k] = descend_from_expert(g, c, grid.best[k], ctx.options(), "cd-expert", limit - elapsed(),
+    runs[k] = descend_from_expert(g, c, *from_points[k], ctx.options(), "cd-expert", limit - elapsed(),
                                   [&](const std::string& line) { ctx.progress(line); });
   });
   nlohmann::json starts = nlohmann::json::array();
