@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,14 +118,20 @@ std::vector<std::string> expert_variants(int64_t experts, int tp, int dp) {
 std::vector<int> context_parallel_sizes(const Graph& g, int64_t experts, int ranks) {
   std::vector<int> out = {1};
   if (experts > 0) return out;
-  int64_t seq = 0;
-  for (const Op& op : g.ops) {
-    if (op.kind == OpKind::attention) seq = g.tensors[op.inputs[0]].shape[2];
-  }
+  const Op* attention = fused_attention(g);
+  const int64_t seq = attention ? g.tensors[attention->inputs[0]].shape[2] : 0;
   for (int cp = 2; cp <= ranks && seq / (2 * cp) >= 1024; cp *= 2) {
     if (ranks % cp == 0) out.push_back(cp);
   }
   return out;
+}
+
+// `list` (best first, at most `keep`) with (s, r) in its place when it ranks among them.
+void keep_best(std::vector<GridPoint>& list, const Scheme& s, const CostReport& r, int keep) {
+  auto at = std::find_if(list.begin(), list.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
+  if (at == list.end() && static_cast<int>(list.size()) >= keep) return;
+  list.insert(at, GridPoint{s, r});
+  if (static_cast<int>(list.size()) > keep) list.pop_back();
 }
 
 }  // namespace
@@ -138,18 +143,9 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   const int blocks = count_blocks(g);
   const int64_t experts = routed_experts(g);
   MegatronGrid grid;
-  std::vector<GridPoint> plain_best;
-  std::optional<GridPoint> cp_best;
+  std::vector<GridPoint> plain_best, cp_best;
   auto offer = [&](Scheme&& s, const CostReport& r, const std::string& ep, bool context_parallel) {
-    if (context_parallel) {
-      if (!cp_best || grid_better(r, cp_best->report)) cp_best = GridPoint{s, r};
-    } else {
-      auto at = std::find_if(plain_best.begin(), plain_best.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
-      if (at != plain_best.end() || static_cast<int>(plain_best.size()) < keep) {
-        plain_best.insert(at, GridPoint{s, r});
-        if (static_cast<int>(plain_best.size()) > keep) plain_best.pop_back();
-      }
-    }
+    keep_best(context_parallel ? cp_best : plain_best, s, r, context_parallel ? 1 : keep);
     if (experts > 0) {
       const std::string key = ep.empty() ? ep : ep.substr(1);  // without the leading ','
       auto it = grid.best_by_experts.find(key);
@@ -160,10 +156,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
     auto mine = grid.best_by_mesh.find(key);
     if (mine == grid.best_by_mesh.end()) grid.best_by_mesh.emplace(key, GridPoint{s, r});
     else if (grid_better(r, mine->second.report)) mine->second = GridPoint{s, r};
-    auto at = std::find_if(grid.best.begin(), grid.best.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
-    if (at == grid.best.end() && static_cast<int>(grid.best.size()) >= keep) return;
-    grid.best.insert(at, GridPoint{std::move(s), r});
-    if (static_cast<int>(grid.best.size()) > keep) grid.best.pop_back();
+    keep_best(grid.best, s, r, keep);
   };
   for (int tp = 1; tp <= devices && !grid.truncated; ++tp) {
     if (devices % tp) continue;
@@ -212,7 +205,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
     }
   }
   grid.starts = std::move(plain_best);
-  if (cp_best) grid.starts.push_back(std::move(*cp_best));
+  grid.starts.insert(grid.starts.end(), cp_best.begin(), cp_best.end());
   return grid;
 }
 

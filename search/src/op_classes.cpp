@@ -112,12 +112,7 @@ void CostTables::build_classes() {
       // chased it by the wrong objective (Llama 3 8B / 16 H100: 6.06 s found against 5.97 s
       // without it). Context-parallel layouts come from the Megatron grid's cp points instead.
       c.sigs.erase(std::remove_if(c.sigs.begin(), c.sigs.end(),
-                                  [](const OpSignature& s) {
-                                    for (int d = 0; d < s.in[0].ndims; ++d) {
-                                      if (s.in[0].dims[d] == Sbp::split(2)) return true;
-                                    }
-                                    return false;
-                                  }),
+                                  [&](const OpSignature& s) { return sequence_split_ranks(op, s, sbp_shape_.data()) > 1; }),
                    c.sigs.end());
     }
     AUTODDL_CHECK(!c.sigs.empty()) << "op " << op.name << " has no signature";

@@ -11,6 +11,7 @@
 #include "autoddl/costmodel/scheme_export.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "input_error.hpp"
+#include "scheme_lookup.hpp"
 
 using namespace autoddl::costmodel;
 
@@ -20,13 +21,6 @@ Graph llama(int64_t seq, const std::string& extra = "", int batch = 8) {
   return build_zoo_model("llama", parse_knob_list("size=3-8b,layers=2,batch=" + std::to_string(batch) +
                                                   ",seq=" + std::to_string(seq) + extra));
 }
-
-const OpSignature& sig_of(const Graph& g, const Scheme& s, const std::string& op) {
-  const int i = g.find_op(op);
-  REQUIRE(i >= 0);
-  return s.op_sigs[i];
-}
-
 }  // namespace
 
 TEST_CASE("cp=2 splits the sequence on a mesh dim between dp and tp and gathers K and V into attention",

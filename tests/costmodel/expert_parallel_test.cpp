@@ -13,6 +13,7 @@
 #include "autoddl/costmodel/scheme_export.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "input_error.hpp"
+#include "scheme_lookup.hpp"
 
 using namespace autoddl::costmodel;
 
@@ -20,12 +21,6 @@ namespace {
 // Mixtral's shape with few layers: 8 experts, top-2, h 4096, expert_ffn 14336.
 Graph mixtral(int layers) {
   return build_zoo_model("mixtral-8x7b", parse_knob_list("layers=" + std::to_string(layers) + ",batch=8"));
-}
-
-const OpSignature& sig_of(const Graph& g, const Scheme& s, const std::string& op) {
-  const int i = g.find_op(op);
-  REQUIRE(i >= 0);
-  return s.op_sigs[i];
 }
 
 double expert_param_elements(const Graph& g) {

@@ -15,14 +15,6 @@
 
 using namespace autoddl::costmodel;
 
-#define CHECK_INPUT_ERROR(expr, field_, part)               \
-  do {                                                      \
-    const auto err = input_error_of([&] { (void)(expr); }); \
-    REQUIRE(err);                                           \
-    CHECK(err->field() == (field_));                        \
-    CHECK_THAT(err->reason(), Catch::Contains(part));       \
-  } while (0)
-
 namespace {
 
 // Parameters whose name starts with `prefix`.

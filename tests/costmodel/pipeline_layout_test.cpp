@@ -14,15 +14,6 @@
 
 using namespace autoddl::costmodel;
 
-// The expression throws an InputError on `field` whose reason contains `part`.
-#define CHECK_INPUT_ERROR(expr, field_, part)                              \
-  do {                                                                     \
-    const auto err = input_error_of([&] { (void)(expr); });                \
-    REQUIRE(err);                                                          \
-    CHECK(err->field() == (field_));                                       \
-    CHECK_THAT(err->reason(), Catch::Contains(part));                      \
-  } while (0)
-
 namespace {
 int layers_in_chunk(const Graph& g, const Scheme& s, int chunk) {
   std::string last;

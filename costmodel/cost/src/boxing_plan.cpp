@@ -89,18 +89,6 @@ int state(const BoxingTable& table, const NdSbp& s, const std::string& what) {
   return idx;
 }
 
-// The number of ranks op i's queries are split over on the sequence when it is a fused attention
-// read context-parallel (query input S(2) on some SBP dims: attention's own signature table);
-// 1 otherwise.
-int context_parallel_ranks(const Graph& graph, const Scheme& scheme, const EvalFrame& f, int i) {
-  if (graph.ops[i].kind != OpKind::attention) return 1;
-  const NdSbp& q = scheme.op_sigs[i].in[0];
-  int ranks = 1;
-  for (int d = 0; d < q.ndims; ++d) {
-    if (q.dims[d] == Sbp::split(2)) ranks *= f.sbp_shape[d];
-  }
-  return ranks;
-}
 
 }  // namespace
 
@@ -177,7 +165,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
   std::vector<double> ring_fwd_left(n_ops, 0), ring_bwd_left(n_ops, 0);
   std::vector<int> cp_ranks(n_ops, 1);
   for (int i = 0; i < n_ops; ++i) {
-    cp_ranks[i] = context_parallel_ranks(graph, scheme, f, i);
+    cp_ranks[i] = sequence_split_ranks(graph.ops[i], scheme.op_sigs[i], f.sbp_shape.data());
     if (cp_ranks[i] < 2 || !scheme.overlap_cp_comm) continue;
     const double steps = static_cast<double>(cp_ranks[i] - 1) / cp_ranks[i];
     ring_fwd_left[i] = steps * compute[i].fwd_s;

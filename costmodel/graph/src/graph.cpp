@@ -313,6 +313,13 @@ int64_t routed_experts(const Graph& g) {
   return 0;
 }
 
+const Op* fused_attention(const Graph& g) {
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::attention) return &op;
+  }
+  return nullptr;
+}
+
 bool is_mtp_block(const std::string& block) { return block.rfind("mtp", 0) == 0; }
 
 int mtp_depths(const Graph& g) {

@@ -45,6 +45,15 @@ uint8_t batch_free_outputs(const Graph& graph, const Op& op) {
   return mask;
 }
 
+int sequence_split_ranks(const Op& op, const OpSignature& sig, const int* mesh_shape) {
+  if (op.kind != OpKind::attention) return 1;
+  int ranks = 1;
+  for (int d = 0; d < sig.in[0].ndims; ++d) {
+    if (sig.in[0].dims[d] == Sbp::split(2)) ranks *= mesh_shape[d];
+  }
+  return ranks;
+}
+
 void derive_backward(OpSignature& sig, const int* mesh_shape, uint8_t batch_free_outputs) {
   const uint8_t all_outputs = static_cast<uint8_t>((1u << sig.n_out) - 1);
   const bool outputs_batch_free = sig.n_out > 0 && (batch_free_outputs & all_outputs) == all_outputs;

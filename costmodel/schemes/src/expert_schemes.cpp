@@ -215,10 +215,7 @@ bool context_parallel_checks(const std::map<std::string, std::string>& kv, const
     return false;
   }
   if (moe) fail("cp", "context parallelism with experts is not modelled yet (issue 30)");
-  const Op* attention = nullptr;
-  for (const Op& op : g.ops) {
-    if (op.kind == OpKind::attention) attention = &op;
-  }
+  const Op* attention = fused_attention(g);
   if (!attention) {
     fail("cp", g.name + " has no fused attention op: Megatron-Core runs context parallelism inside Transformer "
                         "Engine's fused attention (a zoo model's flash=1)");

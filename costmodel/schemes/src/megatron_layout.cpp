@@ -111,9 +111,7 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
     }
   }
   // Context parallelism sits between dp and tp ([pp, dp, cp, tp]); only with a fused attention.
-  bool fused_attention = false;
-  for (const Op& op : g.ops) fused_attention = fused_attention || op.kind == OpKind::attention;
-  if (fused_attention && !moe) {
+  if (fused_attention(g) && !moe) {
     if (sbp.size() == 1) cuts.push_back({1, 1, 1, 1, sbp[0]});
     if (sbp.size() == 2) {
       cuts.push_back({sbp[0], 1, 1, 1, sbp[1]});

@@ -137,6 +137,9 @@ std::vector<bool> expert_major_tensors(const Graph& g);
 std::vector<bool> expert_parameters(const Graph& g);
 // Routed experts per MoE layer (the dispatches' `experts`), 0 for a dense model.
 int64_t routed_experts(const Graph& g);
+// The model's first fused attention op (OpKind::attention: where Megatron-Core runs context
+// parallelism), nullptr when it has none. Its queries are (batch, heads, seq, head_dim).
+const Op* fused_attention(const Graph& g);
 // Multi-token prediction (DeepSeek-V3 §2.2; Megatron-Core's MultiTokenPredictionBlock): a block
 // whose label starts with "mtp" ("mtp.0", "mtp.1", ...) is one MTP depth, placed by a pipeline
 // layout's `m` rather than `t`.

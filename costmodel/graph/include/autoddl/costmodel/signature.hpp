@@ -51,6 +51,10 @@ std::vector<OpSignature> nd_signatures(const Graph& graph, const Op& op, const i
 // Bit o set when output o of `op` is batch-free (Tensor::batched false); derive_backward's rule.
 uint8_t batch_free_outputs(const Graph& graph, const Op& op);
 
+// The ranks a fused attention's queries are split over on the sequence (its input 0 as S(2) on
+// SBP dims of `mesh_shape`: context parallelism's signature), 1 for any other op or signature.
+int sequence_split_ranks(const Op& op, const OpSignature& sig, const int* mesh_shape);
+
 // Fills in_grad/out_grad/compute_split of a signature whose in/out are set. `batch_free_outputs`
 // is batch_free_outputs(graph, op).
 void derive_backward(OpSignature& sig, const int* mesh_shape, uint8_t batch_free_outputs);
