@@ -7,6 +7,7 @@ namespace autoddl::costmodel {
 
 std::string write_megatron_lm(const Graph& graph, const MegatronLayout& layout);      // export_megatron_lm.cpp
 std::string write_megatron_bridge(const Graph& graph, const MegatronLayout& layout);  // export_megatron_bridge.cpp
+std::string write_torchtitan(const Graph& graph, const MegatronLayout& layout);       // export_torchtitan.cpp
 
 const std::vector<ExportFormat>& export_formats() {
   static const std::vector<ExportFormat> formats = {
@@ -16,6 +17,9 @@ const std::vector<ExportFormat>& export_formats() {
       {"megatron-bridge",
        "Megatron-Bridge v0.6.0 (NVIDIA-NeMo/Megatron-Bridge commit 51885cf1, a recipe's ConfigContainer `cfg`)",
        write_megatron_bridge},
+      {"torchtitan",
+       "torchtitan v0.2.2 (pytorch/torchtitan commit 73a0e697, torchtitan/config/job_config.py; TOML)",
+       write_torchtitan},
   };
   return formats;
 }
@@ -31,8 +35,8 @@ const ExportFormat& find_export_format(std::string_view name) {
 
 std::optional<MegatronLayout> exportable_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
                                                 std::string& why_not) {
-  // Megatron-LM and Megatron-Bridge train transformers: a model without attention (a CNN, an
-  // MLP) has no Megatron model to put the layout on, whatever its mesh.
+  // Megatron-LM, Megatron-Bridge and torchtitan train transformers: a model without attention (a
+  // CNN, an MLP) has no Megatron model to put the layout on, whatever its mesh.
   bool attention = false;
   for (const Op& op : graph.ops) attention = attention || op.attention_core;
   if (!attention) {
