@@ -80,7 +80,7 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
       if (first_reader_[t] < 0) first_reader_[t] = i;
     }
   }
-  const double cap = opt_.memory_capacity_bytes >= 0 ? opt_.memory_capacity_bytes : cluster.gpu.memory_bytes;
+  const double cap = opt_.memory_capacity_bytes >= 0 ? opt_.memory_capacity_bytes : usable_memory_bytes(cluster.gpu);
   capacity_.assign(stages_, cap);
   build_classes();
   build_nodes();

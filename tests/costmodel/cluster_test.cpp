@@ -378,3 +378,21 @@ TEST_CASE("efficiency interpolates linearly in log10(flops) and clamps at the ta
   CHECK(interpolate_efficiency({}, 1e12) == 1.0);
   CHECK(interpolate_efficiency({{5e9, 0.5}}, 1e12) == 0.5);
 }
+
+TEST_CASE("a memory reserve is optional and must lie below the GPU's memory", "[costmodel][cluster]") {
+  json j = plain_cluster();
+  j["gpu"]["memory_reserve_bytes"] = -1;
+  autoddl::InputError e = error_for(j);
+  CHECK(e.field() == "gpu.memory_reserve_bytes");
+  j["gpu"]["memory_reserve_bytes"] = j["gpu"]["memory_bytes"];
+  e = error_for(j);
+  CHECK(e.field() == "gpu.memory_reserve_bytes");
+  CHECK(e.reason() == "must be less than gpu.memory_bytes");
+  j["gpu"]["memory_reserve_bytes"] = 1e9;
+  const ClusterSpec c = cluster_from_json(j, "my.json");
+  CHECK(c.gpu.memory_reserve_bytes == 1e9);
+  CHECK(usable_memory_bytes(c.gpu) == c.gpu.memory_bytes - 1e9);
+  CHECK(cluster_to_json(c)["gpu"]["memory_reserve_bytes"] == 1e9);  // written back
+  j["gpu"].erase("memory_reserve_bytes");
+  CHECK(cluster_from_json(j, "my.json").gpu.memory_reserve_bytes == 0);
+}

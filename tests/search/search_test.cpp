@@ -80,6 +80,7 @@ TEST_CASE("on a GPU too small for one micro-batch the search recomputes or accum
   CHECK(roomy.config["micro_batches"] == 1);
   CHECK(roomy.config["recompute"] == "none");
   c.gpu.memory_bytes = 0.6 * roomy.results[0].report.peak_memory_bytes;
+  c.gpu.memory_reserve_bytes = 0;  // a GPU of a few MB: the preset's GB-sized reserve would leave nothing
   const SearchRun tight = run_search(g, c, o, {"cd"});
   const SearchResult& r = tight.results.at(0);
   CHECK(r.report.feasible);

@@ -194,7 +194,7 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
            {"name", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "memory_bytes",
             "hbm_bytes_per_s", "hbm_efficiency", "launch_overhead_s", "matmul_efficiency",
             "conv_efficiency"},
-           {"peak_flops_fp8", "matmul_efficiency_fp8", "matmul_efficiency_fp32", "conv_efficiency_fp32",
+           {"peak_flops_fp8", "memory_reserve_bytes", "matmul_efficiency_fp8", "matmul_efficiency_fp32", "conv_efficiency_fp32",
             "attention_efficiency_fwd", "attention_efficiency_bwd", "attention_efficiency_bwd_causal",
             "attention_reference_tiles", "attention_tail_waves", "sm_count", "norm_fwd_rate", "norm_bwd_rate",
             "loss_fwd_rate", "loss_bwd_rate", "optimizer_rate"});
@@ -216,6 +216,11 @@ GpuSpec read_gpu(const Reader& r, const json& j) {
     r.positive(g.peak_flops_fp8, "gpu.peak_flops_fp8");
     r.at_least(g.peak_flops_fp8, 1e3, "gpu.peak_flops_fp8");
     r.at_most(g.peak_flops_fp8, 1e21, "gpu.peak_flops_fp8");
+  }
+  if (j.contains("memory_reserve_bytes")) {
+    g.memory_reserve_bytes = r.number(j, p, "memory_reserve_bytes");
+    r.non_negative(g.memory_reserve_bytes, "gpu.memory_reserve_bytes");
+    if (!(g.memory_reserve_bytes < g.memory_bytes)) r.fail("gpu.memory_reserve_bytes", "must be less than gpu.memory_bytes");
   }
   if (j.contains("sm_count")) {
     g.sm_count = r.integer(j, p, "sm_count");
@@ -423,6 +428,9 @@ json cluster_to_json(const ClusterSpec& c) {
   };
   if (g.peak_flops_fp8 > 0) j["gpu"]["peak_flops_fp8"] = cited(c, "gpu.peak_flops_fp8", g.peak_flops_fp8);
   if (g.sm_count > 0) j["gpu"]["sm_count"] = cited(c, "gpu.sm_count", g.sm_count);
+  if (g.memory_reserve_bytes > 0) {
+    j["gpu"]["memory_reserve_bytes"] = cited(c, "gpu.memory_reserve_bytes", g.memory_reserve_bytes);
+  }
   for (const OptionalTable& t : kOptionalTables) {
     const std::vector<EfficiencyPoint>& table = g.*t.table;
     if (!table.empty()) j["gpu"][t.key] = table_json(c, std::string("gpu.") + t.key, table, t.axis);

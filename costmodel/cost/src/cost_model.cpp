@@ -69,7 +69,8 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   r.grad_reduce_dtype = grad_reduce_bytes_per_param(f.train_dtype, scheme.grad_reduce_16bit) == 4
                             ? "fp32"
                             : std::string(dtype_name(f.train_dtype));
-  r.memory_capacity_bytes = cluster.gpu.memory_bytes;
+  r.memory_capacity_bytes = usable_memory_bytes(cluster.gpu);
+  r.memory_reserve_bytes = cluster.gpu.memory_reserve_bytes;
   if (r.peak_memory_bytes > r.memory_capacity_bytes) {
     r.feasible = false;
     r.infeasible_reason = memory_infeasible_reason(memory, cluster.gpu, f.stages);

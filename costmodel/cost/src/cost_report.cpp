@@ -46,6 +46,8 @@ nlohmann::json to_json(const CostReport& r) {
           {"grad_reduce_dtype", r.grad_reduce_dtype},
           {"activation_memory_bytes", r.activation_memory_bytes},
           {"memory_capacity_bytes", r.memory_capacity_bytes},
+          {"memory_reserve_bytes", r.memory_reserve_bytes},
+          {"memory_margin_bytes", r.memory_capacity_bytes - r.peak_memory_bytes},
           {"feasible", r.feasible},
           {"infeasible_reason", r.infeasible_reason},
           {"params", r.params},

@@ -130,11 +130,16 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
 }
 
 std::string memory_infeasible_reason(const MemoryPhase& mem, const GpuSpec& gpu, int stages) {
-  char buf[256];
+  char buf[320];
+  char reserve[96] = "";
+  if (gpu.memory_reserve_bytes > 0) {
+    std::snprintf(reserve, sizeof reserve, " (%.1f GB less a %.1f GB reserve)", gpu.memory_bytes / 1e9,
+                  gpu.memory_reserve_bytes / 1e9);
+  }
   std::snprintf(buf, sizeof buf,
-                "peak memory %.1f GB exceeds the %.1f GB of a %s%s (parameters, gradients and "
+                "peak memory %.1f GB exceeds the %.1f GB%s of a %s%s (parameters, gradients and "
                 "optimizer %.1f GB, activations %.1f GB)",
-                mem.peak_bytes / 1e9, gpu.memory_bytes / 1e9, gpu.name.c_str(),
+                mem.peak_bytes / 1e9, usable_memory_bytes(gpu) / 1e9, reserve, gpu.name.c_str(),
                 stages > 1 ? (" on stage " + std::to_string(mem.peak_stage)).c_str() : "",
                 mem.param_bytes / 1e9, mem.activation_bytes / 1e9);
   return buf;

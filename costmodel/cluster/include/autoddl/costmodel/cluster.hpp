@@ -37,6 +37,11 @@ struct GpuSpec {
   double peak_flops_bf16 = 0;
   double peak_flops_fp8 = 0;   // dense FP8 tensor-core FLOP/s; 0 = no FP8 (optional in JSON)
   double memory_bytes = 0;
+  // What training cannot use of memory_bytes (optional in JSON; 0 = none): the part of the
+  // datasheet's capacity the driver does not hand to a process (nvidia-smi's Total and Reserved),
+  // and the CUDA context, library workspaces and NCCL buffers outside the framework's allocator.
+  // Feasibility compares the peak with usable_memory_bytes(); reports print the margin left.
+  double memory_reserve_bytes = 0;
   double hbm_bytes_per_s = 0;
   double hbm_efficiency = 1;        // fraction of hbm_bytes_per_s memory-bound kernels reach
   double launch_overhead_s = 0;     // per kernel launch
@@ -76,6 +81,9 @@ struct GpuSpec {
   double peak_flops(DType t) const;  // fp32 for int types too
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
+
+// The memory a scheme's parameters, gradients, optimizer state and activations may take.
+inline double usable_memory_bytes(const GpuSpec& gpu) { return gpu.memory_bytes - gpu.memory_reserve_bytes; }
 
 struct IntraNodeSpec {
   std::string fabric;           // "nvswitch", "nvlink", "pcie", or "none" (1 GPU per node)

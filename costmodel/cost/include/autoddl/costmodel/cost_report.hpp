@@ -39,7 +39,8 @@ struct CostReport {
   double stage_time_s = 0;        // slowest stage, one micro-batch forward + backward (with its comm)
   CommTally comm;                // all communication of one device per iteration, by kind
   double peak_memory_bytes = 0;
-  double memory_capacity_bytes = 0;
+  double memory_capacity_bytes = 0;  // what training may use: the GPU's memory less its reserve
+  double memory_reserve_bytes = 0;   // GpuSpec::memory_reserve_bytes
   double param_memory_bytes = 0, activation_memory_bytes = 0;
   // The gradients as the framework keeps and reduces them (grad_bytes_per_param,
   // grad_reduce_bytes_per_param): "fp32" for 16-bit training's main gradients by default.
