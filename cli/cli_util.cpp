@@ -55,6 +55,21 @@ std::string human_count(double v) {
   return buf;
 }
 
+std::string memory_reserve_words(const costmodel::CostReport& r) {
+  char buf[200];
+  if (r.memory_reserve_bytes > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "left of the %.1f GB usable (the GPU's %.1f GB less its %.1f GB reserve: driver, CUDA context, NCCL "
+                  "buffers)",
+                  r.memory_capacity_bytes / 1e9, (r.memory_capacity_bytes + r.memory_reserve_bytes) / 1e9,
+                  r.memory_reserve_bytes / 1e9);
+  } else {
+    std::snprintf(buf, sizeof buf, "left of the GPU's %.1f GB (the cluster sets no gpu.memory_reserve_bytes)",
+                  r.memory_capacity_bytes / 1e9);
+  }
+  return buf;
+}
+
 std::string human_seconds(double s) {
   char buf[32];
   if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);

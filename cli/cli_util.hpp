@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_report.hpp"
 #include "autoddl/costmodel/graph.hpp"
 #include "autoddl/costmodel/nccl_model.hpp"
 #include "autoddl/costmodel/schemed_model.hpp"
@@ -25,6 +26,9 @@ int64_t parse_bytes(const std::string& text, const std::string& flag);
 std::string human_count(double v);
 // Seconds -> "12.3 ms"/"45.6 us" for tables.
 std::string human_seconds(double s);
+// What the memory margin is measured against: "of the 83.8 GB usable (the GPU's 85.9 GB less its
+// 2.1 GB reserve: driver, CUDA context, NCCL buffers)", or that the cluster sets no reserve.
+std::string memory_reserve_words(const costmodel::CostReport& r);
 
 // "autoddl: note: <text>" on stderr: something the run repaired or left out that the user
 // should know of (a torn last line of a JSONL file, a padded model).

@@ -20,6 +20,7 @@
 #endif
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "validation_band.hpp"
 
 namespace autoddl::cli {
 namespace {
@@ -30,7 +31,8 @@ struct CostOptions {
   int top = 10;
 };
 
-void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, const costmodel::Scheme& scheme, int top) {
+void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, const costmodel::Scheme& scheme,
+                  const BandLookup& band, int top) {
   using namespace costmodel;
   std::printf("autoddl cost: %s (%s params, batch %lld) on %s, %d GPUs, mesh %s\n", r.model.c_str(),
               human_count(r.params).c_str(), static_cast<long long>(g.batch), r.cluster.c_str(), r.devices,
@@ -61,8 +63,11 @@ void print_report(const costmodel::CostReport& r, const costmodel::Graph& g, con
   std::printf("  memory           %9.2f GB   of %.1f GB (parameters+gradients+optimizer %.2f GB, activations %.2f GB)\n",
               r.peak_memory_bytes / 1e9, r.memory_capacity_bytes / 1e9, r.param_memory_bytes / 1e9,
               r.activation_memory_bytes / 1e9);
+  std::printf("  memory margin    %9.2f GB   %s\n", (r.memory_capacity_bytes - r.peak_memory_bytes) / 1e9,
+              memory_reserve_words(r).c_str());
   std::printf("  gradients        kept in %s, reduced in %s\n", r.grad_dtype.c_str(), r.grad_reduce_dtype.c_str());
-  std::printf("  feasible         %12s%s%s\n\n", r.feasible ? "yes" : "NO", r.feasible ? "" : "   ", r.infeasible_reason.c_str());
+  std::printf("  feasible         %12s%s%s\n", r.feasible ? "yes" : "NO", r.feasible ? "" : "   ", r.infeasible_reason.c_str());
+  std::printf("  validation band  %s\n\n", band_line(band).c_str());
   std::printf("  communication per device and iteration:\n");
   std::printf("    %-15s %8s %12s %12s\n", "kind", "count", "bytes", "time");
   for (const CollectiveInfo& k : collective_kinds()) {
@@ -175,7 +180,8 @@ int run_cost(const CostOptions& opt) {
   if (!opt.sync_file.empty()) throw InputError("--sync", "", "this autoddl was built without sync/");
 #endif
   restate_for_given_model(r, m);
-  print_report(r, m.graph, m.scheme, opt.top);
+  const BandLookup band = validation_band(c, m.graph, r);
+  print_report(r, m.graph, m.scheme, band, opt.top);
 #ifdef AUTODDL_HAVE_SYNC
   if (with) print_with_strategy(*with, opt.sync_file);
 #endif
@@ -184,6 +190,7 @@ int run_cost(const CostOptions& opt) {
   if (!opt.json_file.empty()) {
     nlohmann::json j = to_json(r);
     if (!dims.empty()) j["mesh_dims"] = dims;
+    j["validation_band"] = band_json(band);
 #ifdef AUTODDL_HAVE_SYNC
     if (with) {
       j["sync"] = sync::scheme_sync_to_json(with->dp, with->cost);

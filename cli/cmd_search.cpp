@@ -27,12 +27,13 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "search_sync.hpp"
+#include "validation_band.hpp"
 
 namespace autoddl::cli {
 namespace {
 
 struct SearchCliOptions {
-  std::string model, knobs, cluster, mesh, method, out, json_file, export_format;
+  std::string model, knobs, cluster, mesh, method, out, json_file, export_format, runnable;
   std::optional<int> nodes;
   int pipeline_dim = -1;
   double time_limit_s = 60;
@@ -193,6 +194,21 @@ Runnable runnable(const costmodel::Graph& g, const costmodel::ClusterSpec& c, co
   return r;
 }
 
+// --runnable FORMAT: drop every result FORMAT cannot run (and the methods that found none), so
+// the table, the best and the exported scheme are all layouts that framework launches.
+void keep_runnable(search::SearchRun& run, std::vector<Runnable>& runs, std::string_view format) {
+  std::vector<search::SearchResult> results;
+  std::vector<Runnable> kept;
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const std::vector<std::string>& f = runs[i].formats;
+    if (std::find(f.begin(), f.end(), format) == f.end()) continue;
+    results.push_back(std::move(run.results[i]));
+    kept.push_back(std::move(runs[i]));
+  }
+  run.results = std::move(results);
+  runs = std::move(kept);
+}
+
 nlohmann::json result_json(const search::SearchResult& r, const search::SearchResult* dp,
                            const search::SearchResult* ref, const Runnable& run) {
   if (!r.unavailable.empty()) {
@@ -205,6 +221,7 @@ nlohmann::json result_json(const search::SearchResult& r, const search::SearchRe
                       {"feasible", r.report.feasible},
                       {"search_s", r.search_s},
                       {"peak_memory_bytes", r.report.peak_memory_bytes},
+                      {"memory_margin_bytes", r.report.memory_capacity_bytes - r.report.peak_memory_bytes},
                       {"samples_per_s", r.report.samples_per_s},
                       {"model_tflops_per_gpu", r.report.model_tflops_per_gpu},
                       {"optimal", r.optimal},
@@ -229,6 +246,14 @@ int run_search_cmd(const SearchCliOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   // An unknown export format is an input error before any search time is spent.
   const ExportFormat* export_format = opt.export_format.empty() ? nullptr : &find_export_format(opt.export_format);
+  const ExportFormat* runnable_format = nullptr;
+  if (!opt.runnable.empty()) {
+    try {
+      runnable_format = &find_export_format(opt.runnable);
+    } catch (const InputError& e) {
+      throw InputError("--runnable", "", e.reason());
+    }
+  }
   Graph g = load_model(opt.model, opt.knobs);
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   search::SearchOptions so;
@@ -265,6 +290,13 @@ int run_search_cmd(const SearchCliOptions& opt) {
   };
   search::SearchRun run = search::run_search(g, c, so, split_methods(opt.method));
   if (printed && tty) std::fprintf(stderr, "\r\033[K");
+  // Which frameworks run each result, matched once per result (results[0] is the best).
+  std::vector<Runnable> runs(run.results.size());
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    if (run.results[i].unavailable.empty()) runs[i] = runnable(g, c, run.results[i].scheme);
+  }
+  const size_t found = run.results.size();
+  if (runnable_format) keep_runnable(run, runs, runnable_format->name);
 
   int devices = 1;
   std::vector<int> mesh = so.mesh_shape.empty() ? default_mesh(c).shape() : so.mesh_shape;
@@ -282,6 +314,10 @@ int run_search_cmd(const SearchCliOptions& opt) {
                 run.config["ops"].get<int>(), run.config["op_classes"].get<int>(), run.config["terms"].get<int>(),
                 run.config["seconds"].get<double>());
   }
+  if (runnable_format) {
+    std::printf("only layouts %s runs: %zu of %zu results kept\n", std::string(runnable_format->name).c_str(),
+                run.results.size(), found);
+  }
   std::printf("\n");
   const search::SearchResult* ref = best_expert(run);
   print_table(run, g, opt.top, ref);
@@ -290,11 +326,6 @@ int run_search_cmd(const SearchCliOptions& opt) {
                                          : &run.results.front();
   const search::SearchResult* dp = find_result(run, "dp");
   if (dp && !dp->unavailable.empty()) dp = nullptr;
-  // Which frameworks run each result, matched once per result (results[0] is the best).
-  std::vector<Runnable> runs(run.results.size());
-  for (size_t i = 0; i < run.results.size(); ++i) {
-    if (run.results[i].unavailable.empty()) runs[i] = runnable(g, c, run.results[i].scheme);
-  }
   if (best) {
     std::printf("\nbest: %s, %s per iteration%s", best->method.c_str(), human_seconds(best->report.iteration_s).c_str(),
                 best->report.feasible ? "" : " (INFEASIBLE: nothing fits)");
@@ -302,6 +333,10 @@ int run_search_cmd(const SearchCliOptions& opt) {
       std::printf(", %.2fx over the best expert (%s)", ref->report.iteration_s / best->report.iteration_s, ref->method.c_str());
     }
     std::printf("%s\n", opt.out.empty() ? "" : (" -> " + opt.out).c_str());
+    std::printf("validation band: %s\n", band_line(validation_band(c, g, best->report)).c_str());
+    std::printf("memory: peak %.2f GB, margin %.2f GB %s\n", best->report.peak_memory_bytes / 1e9,
+                (best->report.memory_capacity_bytes - best->report.peak_memory_bytes) / 1e9,
+                memory_reserve_words(best->report).c_str());
     const Runnable& best_runs = runs.front();
     std::string by;
     for (const std::string& f : best_runs.formats) by += (by.empty() ? "" : ", ") + f;
@@ -351,6 +386,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
       j["best"] = result_json(*best, dp, ref, runs.front());
       if (ref) j["best_expert"] = ref->method;
       j["best"]["scheme_json"] = scheme_to_json(best->scheme, g);
+      j["best"]["validation_band"] = band_json(validation_band(c, g, best->report));
     }
     if (!sync_json.is_null()) j["sync"] = sync_json;
     out.add_json(opt.json_file, j);
@@ -380,6 +416,8 @@ RunFn setup_search(CLI::App& sub) {
   sub.add_option("--out", opt->out, "Write the best scheme as scheme JSON to FILE (autoddl cost --scheme FILE)");
   sub.add_option("--export", opt->export_format,
                  "Also print the best scheme as this framework's settings (as `autoddl export --to`), or why it cannot run it");
+  sub.add_option("--runnable", opt->runnable,
+                 "Keep only the results this framework runs (an `autoddl export --to` format, e.g. megatron-lm)");
   sub.add_option("--json", opt->json_file, "Write every result, the tables' configuration and the best scheme to FILE");
   sub.add_flag("--explain", opt->explain, "Per layer: what the best scheme chose and what it costs");
   sub.add_option("--seed", opt->seed, "Seed of the random restarts (echoed in the output)")

@@ -21,6 +21,7 @@
 #endif
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "validation_band.hpp"
 
 namespace autoddl::cli {
 namespace {
@@ -149,8 +150,16 @@ int run_simulate(const SimulateOptions& opt) {
   const Scheme& s = m.scheme;
   sim::SchemeSimulation run = sim::simulate_scheme(g, c, s, so, lo);
   print_report(run.report, run.lowered, m.params, g);
+  // The band measures the analytical model against published steps; the simulator is compared
+  // with that model above, not with the published tables.
+  const BandLookup band = validation_band(c, g, run.lowered.analytical);
+  std::printf("  validation band of the analytical model: %s\n", band_line(band).c_str());
   OutputFiles out;
-  if (!opt.json_file.empty()) out.add_json(opt.json_file, sim::sim_report_to_json(run.report));
+  if (!opt.json_file.empty()) {
+    nlohmann::json j = sim::sim_report_to_json(run.report);
+    j["validation_band"] = band_json(band);
+    out.add_json(opt.json_file, j);
+  }
   if (!opt.trace_file.empty()) {
     out.add(opt.trace_file, dump_json(traces::chrome_trace_json(sim::to_chrome_trace(run.lowered.program, run.result, c))) + "\n");
   }

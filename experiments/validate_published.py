@@ -7,7 +7,7 @@ time or achieved TFLOP/s per GPU), costs every row with `autoddl cost --json`, a
 predicted against measured with the error, feasibility, and the mean and max |error| per table.
 
   experiments/validate_published.py [--autoddl build/autoddl] [--json OUT] [--max-mean-error PCT]
-                                    [--max-generation-mean-error PCT] [FILE...]
+                                    [--max-generation-mean-error PCT] [--bands OUT | --check-bands FILE] [FILE...]
 
 With --max-mean-error, exits 1 when a table's mean |error| exceeds PCT or a row is infeasible
 (every published configuration trained, so "infeasible" is a model error). A table with
@@ -21,6 +21,14 @@ one line naming the file, the field and why, and exit 2.
 Without FILE it reads published/*.json. Tables under published/diagnostic/ are not in that set:
 their model is known to miss by more than the bounds (their "gate" is {"mean_error": false} and
 its "why" says where the time goes), so they stay out of the generation mean; name them to run them.
+
+--bands OUT writes the validation bands (format autoddl-validation-bands-1): per hardware generation
+and layout family (dense: tensor/pipeline/data parallel; context: cp > 1; expert: an MoE model,
+whatever its ep; as `autoddl cost --json` files the row) the row count, mean and max |error| and how many rows are predicted fast. autoddl compiles
+the committed experiments/validation_bands.json in and prints the band beside every
+prediction (`cost`, `search`, `simulate`), so the band is measured here, never typed. --check-bands
+FILE exits 1 when FILE differs from what this run measures (the ctest that keeps it current). Both
+need the default set (no FILE arguments), the set the band claims to describe.
 """
 import argparse
 import json
@@ -37,6 +45,58 @@ DEFAULT_FILES = sorted(
 def fail(path, field, reason):
     print(f"validate_published: error: {path}: {field}: {reason}", file=sys.stderr)
     sys.exit(2)
+
+
+BANDS_FORMAT = "autoddl-validation-bands-1"
+BANDS_TOLERANCE_PCT = 0.05  # rounding and last-bit differences between builds, not model changes
+
+
+def family(report):
+    """The layout family a row validates, as autoddl files the costed scheme (cli/validation_band.cpp:
+    dense, context or expert), so the band a prediction prints is the one its own kind of row measured."""
+    return report.get("validation_band", {}).get("family", "dense")
+
+
+def bands(results):
+    """Per (hardware, family) and per (hardware, "all"): rows, mean/max |error|, mean signed error, rows fast."""
+    groups = {}
+    for r in results:
+        for fam in (r["family"], "all"):
+            groups.setdefault((r["hardware"], fam), []).append(r["error_pct"])
+    out = []
+    for (hw, fam), errs in sorted(groups.items()):
+        out.append({"hardware": hw, "family": fam, "rows": len(errs),
+                    "mean_abs_error_pct": round(sum(abs(e) for e in errs) / len(errs), 2),
+                    "max_abs_error_pct": round(max(abs(e) for e in errs), 2),
+                    "mean_error_pct": round(sum(errs) / len(errs), 2),
+                    "fast_rows": sum(1 for e in errs if e < 0)})
+    return {"format": BANDS_FORMAT,
+            "source": "experiments/validate_published.py --bands over experiments/published/*.json (the default set; "
+                      "diagnostic/ tables excluded); error = (predicted - measured) / measured, so negative is fast",
+            "bands": out}
+
+
+def check_bands(path, measured):
+    try:
+        with open(path) as f:
+            committed = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(path, "", str(e))
+    key = lambda b: (b["hardware"], b["family"])
+    old = {key(b): b for b in committed.get("bands", [])}
+    new = {key(b): b for b in measured["bands"]}
+    stale = sorted(set(old) ^ set(new))
+    for k in set(old) & set(new):
+        a, b = old[k], new[k]
+        if a["rows"] != b["rows"] or a["fast_rows"] != b["fast_rows"] or any(
+                abs(a[f] - b[f]) > BANDS_TOLERANCE_PCT for f in ("mean_abs_error_pct", "max_abs_error_pct", "mean_error_pct")):
+            stale.append(k)
+    for hw, fam in sorted(stale):
+        print(f"validate_published: {path}: band {hw}/{fam} is stale: committed {old.get((hw, fam))}, "
+              f"measured {new.get((hw, fam))}", file=sys.stderr)
+    if stale:
+        print(f"validate_published: rerun `experiments/validate_published.py --bands {path}` and commit it", file=sys.stderr)
+    return not stale
 
 
 def megatron_flops(knobs):
@@ -105,7 +165,11 @@ def main():
     ap.add_argument("--max-mean-error", type=float, help="exit 1 past this mean |error| (%%) or on an infeasible row")
     ap.add_argument("--max-generation-mean-error", type=float,
                     help="exit 1 past this mean |error| (%%) over all rows of one hardware generation")
+    ap.add_argument("--bands", help="write the validation bands per hardware and layout family here")
+    ap.add_argument("--check-bands", help="exit 1 when this bands file differs from what this run measures")
     args = ap.parse_args()
+    if (args.bands or args.check_bands) and args.files != DEFAULT_FILES:
+        fail("--bands" if args.bands else "--check-bands", "FILE", "the bands describe the default set; name no FILE")
     if not os.access(args.autoddl, os.X_OK):
         fail(args.autoddl, "--autoddl", "not an executable (build first: scripts/test or scripts/demo)")
 
@@ -132,7 +196,9 @@ def main():
             ok = ok and feasible
             print(f"  {row['name']:<20} {pred:>10.3f}s {meas:>10.3f}s {err:>+7.1f}%  {'yes' if feasible else 'NO':<8}"
                   f"  {report['peak_memory_bytes'] / 1e9:.1f} GB")
-            results.append({"table": doc["title"], "row": row["name"], "scheme": row["scheme"], "predicted_s": pred,
+            results.append({"table": doc["title"], "hardware": report.get("validation_band", {}).get("hardware", doc.get("hardware", "?")),
+                            "family": family(report),
+                            "row": row["name"], "scheme": row["scheme"], "predicted_s": pred,
                             "measured_s": meas, "error_pct": err, "feasible": feasible,
                             "peak_memory_bytes": report["peak_memory_bytes"]})
         if errors:
@@ -156,6 +222,14 @@ def main():
         with open(tmp, "w") as f:
             json.dump(results, f, indent=2)
         os.replace(tmp, args.json)
+    if args.bands:
+        tmp = args.bands + f".tmp.{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(bands(results), f, indent=2)
+            f.write("\n")
+        os.replace(tmp, args.bands)
+    if args.check_bands and not check_bands(args.check_bands, bands(results)):
+        sys.exit(1)
     if (args.max_mean_error is not None or args.max_generation_mean_error is not None) and not ok:
         sys.exit(1)
 
