@@ -17,6 +17,10 @@
 
 #include "autoddl/calib/calibrate_plan.hpp"
 #include "autoddl/calib/measurements.hpp"
+#include "autoddl/calib/nccl_tests_plan.hpp"
+#include "autoddl/costmodel/calibration_coverage.hpp"
+#include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "cli_util.hpp"
@@ -38,6 +42,8 @@ struct CalibrateArgs {
   std::string launcher;
   int nodes = 0;
   int gpus_per_node = 0;
+  // --plan-for: print the nccl-tests runs that measure this scheme's collectives, run nothing.
+  std::string plan_for, model, knobs, cluster, mesh;
 };
 
 // 'text' for /bin/sh, quoted unless it is plain.
@@ -260,6 +266,53 @@ int run_calibrate_launcher(const CalibrateArgs& a) {
   return failures ? 1 : 0;
 }
 
+// --plan-for: the scheme's collectives (costmodel::collectives_needed) as nccl-tests commands;
+// on a cluster whose calibration already measured some, only the others.
+int run_plan_for(const CalibrateArgs& a) {
+  if (a.model.empty() || a.cluster.empty())
+    throw InputError("--plan-for", a.plan_for, "needs --model and --cluster (the plan's model and cluster)");
+  if (!a.launcher.empty() || a.quick || !a.only.empty() || a.gpus_per_node > 0)
+    throw InputError("--plan-for", a.plan_for,
+                     "prints nccl-tests commands and runs nothing: --launcher, --quick, --only and --gpus-per-node "
+                     "do not apply");
+  costmodel::ClusterSpec c =
+      costmodel::resolve_cluster(a.cluster, a.nodes > 0 ? std::optional<int>(a.nodes) : std::nullopt);
+  costmodel::SchemedModel m = load_schemed_model(a.model, a.knobs, a.plan_for, c, a.mesh);
+  costmodel::IterationPlan plan;
+  costmodel::evaluate(m.graph, c, m.scheme, &plan);
+  std::vector<costmodel::CollectiveNeed> needs = costmodel::collectives_needed(plan);
+  const size_t all = needs.size();
+  std::erase_if(needs, [](const costmodel::CollectiveNeed& n) { return n.source == costmodel::CoverageSource::measured; });
+  std::printf("# nccl-tests runs that measure the collectives of %s on %s (mesh %s)%s\n", m.scheme.name.c_str(),
+              c.name.c_str(), plan.mesh.shape_string().c_str(),
+              !c.calibration        ? ""
+              : all == needs.size() ? (" (" + c.calibration_file + " measured none of them)").c_str()
+                                    : (", less the " + std::to_string(all - needs.size()) + " of " + std::to_string(all) +
+                                       " that " + c.calibration_file + " measured")
+                                          .c_str());
+  std::printf("# one process per GPU (-g 1), nccl-tests built with MPI=1; NCCL_TESTS_SPLIT makes the groups the plan\n"
+              "# runs at once (they share the nodes' NICs). Then: autoddl fit --nccl-tests LOGS --cluster %s --out "
+              "calibration.json\n",
+              a.cluster.c_str());
+  int printed = 0;
+  for (const costmodel::CollectiveNeed& n : needs) {
+    if (!n.calibration_applies) {
+      std::printf("\n# %s over mesh dim %d (pipeline stage sends, %s - %s): not calibrated, priced on the "
+                  "cluster's link tier\n",
+                  std::string(costmodel::collective_info(n.kind).name).c_str(), n.mesh_dim,
+                  human_bytes(n.min_bytes).c_str(), human_bytes(n.max_bytes).c_str());
+    }
+  }
+  for (const calib::NcclTestsCommand& cmd : calib::nccl_tests_commands(needs, c.gpus_per_node)) {
+    std::printf("\n# %s\n", cmd.what.c_str());
+    if (!cmd.note.empty()) std::printf("# note: %s\n", cmd.note.c_str());
+    std::printf("%s\n", cmd.command.c_str());
+    ++printed;
+  }
+  if (printed == 0) std::printf("\n# nothing to run: every collective of the plan was measured\n");
+  return 0;
+}
+
 }  // namespace
 
 RunFn setup_calibrate(CLI::App& sub) {
@@ -273,11 +326,25 @@ RunFn setup_calibrate(CLI::App& sub) {
   sub.add_option("--launcher", a->launcher,
                  "run every program through this command, one process per GPU on every node, e.g. "
                  "\"srun -N4 --ntasks-per-node=8 --gpus-per-task=1\" or \"mpirun -np 32 -N 8\"");
-  sub.add_option("--nodes", a->nodes, "nodes the launcher starts (default: read from --launcher)")
+  sub.add_option("--nodes", a->nodes, "nodes the launcher starts (default: read from --launcher); with --plan-for, the cluster's nodes")
       ->check(integer_at_least(1));
   sub.add_option("--gpus-per-node", a->gpus_per_node, "processes (GPUs) per node (default: read from --launcher)")
       ->check(integer_at_least(1));
-  return [a] { return a->launcher.empty() ? run_calibrate(*a) : run_calibrate_launcher(*a); };
+  sub.add_option("--plan-for", a->plan_for,
+                 "print the nccl-tests commands that measure the collectives this scheme runs (with --model, "
+                 "--cluster; --nodes and --mesh as in `cost`), and run nothing");
+  sub.add_option("--model", a->model, "the model of --plan-for (zoo name or graph JSON)");
+  sub.add_option("--set", a->knobs, "model knobs of --model");
+  sub.add_option("--cluster", a->cluster, "the cluster of --plan-for (preset or file; with a calibration, only "
+                                          "what it did not measure is listed)");
+  sub.add_option("--mesh", a->mesh, "device mesh of the --plan-for scheme (default: the scheme's)");
+  return [a] {
+    if (!a->plan_for.empty()) return run_plan_for(*a);
+    if (!a->model.empty() || !a->knobs.empty() || !a->cluster.empty() || !a->mesh.empty())
+      throw InputError(!a->model.empty() ? "--model" : !a->knobs.empty() ? "--set" : !a->cluster.empty() ? "--cluster" : "--mesh",
+                       "", "describes the plan of --plan-for; give --plan-for too");
+    return a->launcher.empty() ? run_calibrate(*a) : run_calibrate_launcher(*a);
+  };
 }
 
 }  // namespace autoddl::cli

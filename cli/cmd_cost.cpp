@@ -19,6 +19,7 @@
 #include "autoddl/sync/strategy_json.hpp"
 #endif
 #include "cli_util.hpp"
+#include "coverage_report.hpp"
 #include "commands.hpp"
 #include "validation_band.hpp"
 
@@ -172,7 +173,9 @@ int run_cost(const CostOptions& opt) {
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   IterationPlan plan;
-  CostReport r = evaluate(m.graph, c, m.scheme, opt.sync_file.empty() ? nullptr : &plan);
+  // The plan is read by --sync and, on a calibrated cluster, by the coverage table.
+  const bool want_plan = !opt.sync_file.empty() || c.calibration;
+  CostReport r = evaluate(m.graph, c, m.scheme, want_plan ? &plan : nullptr);
 #ifdef AUTODDL_HAVE_SYNC
   std::optional<WithStrategy> with;
   if (!opt.sync_file.empty()) with = cost_with_strategy_file(m, c, r, plan, opt.sync_file);
@@ -186,10 +189,13 @@ int run_cost(const CostOptions& opt) {
   if (with) print_with_strategy(*with, opt.sync_file);
 #endif
   const nlohmann::json dims = mesh_dims_report(c, m.scheme.mesh_shape);
+  const nlohmann::json coverage =
+      c.calibration ? print_calibration_coverage(plan, c.calibration_file) : nlohmann::json::array();
   OutputFiles out;
   if (!opt.json_file.empty()) {
     nlohmann::json j = to_json(r);
     if (!dims.empty()) j["mesh_dims"] = dims;
+    if (c.calibration) j["calibration_coverage"] = coverage;
     j["validation_band"] = band_json(band);
 #ifdef AUTODDL_HAVE_SYNC
     if (with) {

@@ -10,7 +10,9 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
 #include "cli_util.hpp"
+#include "coverage_report.hpp"
 #include "commands.hpp"
 
 namespace autoddl::cli {
@@ -32,6 +34,9 @@ struct FitArgs {
   std::string peak;
   std::string cluster;
   bool no_tables = false;
+  // A plan to check the fitted calibration against (--scheme with --model, --cluster).
+  std::string model, knobs, scheme, mesh;
+  std::optional<int> nodes;
 };
 
 // "bf16=989e12,fp16=989e12" -> {bf16: 989e12, fp16: 989e12}.
@@ -65,6 +70,17 @@ std::string command_line() {
   for (char c : all) out += c == '\0' ? ' ' : c;
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out.empty() ? "autoddl fit" : out;
+}
+
+// Which collectives of the plan (--model, --scheme on --cluster) the fitted calibration measured.
+void print_plan_coverage(const FitArgs& a, const costmodel::Calibration& cal) {
+  costmodel::ClusterSpec c = costmodel::resolve_cluster(a.cluster, a.nodes);
+  costmodel::attach_calibration(c, std::make_shared<const costmodel::Calibration>(cal), a.out);
+  costmodel::SchemedModel m = load_schemed_model(a.model, a.knobs, a.scheme, c, a.mesh);
+  costmodel::IterationPlan plan;
+  costmodel::evaluate(m.graph, c, m.scheme, &plan);
+  std::printf("\nplan: %s on %s, mesh %s\n", m.scheme.name.c_str(), c.name.c_str(), plan.mesh.shape_string().c_str());
+  print_calibration_coverage(plan, a.out);
 }
 
 int run_fit(const FitArgs& a) {
@@ -137,6 +153,12 @@ int run_fit(const FitArgs& a) {
     opt.peak_source = a.cluster.empty() ? "--peak" : "--peak / cluster " + a.cluster;
   }
 
+  if (!a.scheme.empty() && (a.model.empty() || a.cluster.empty()))
+    throw InputError("--scheme", a.scheme, "checks a plan on the fitted cluster: give --model and --cluster too");
+  if (a.scheme.empty() && (!a.model.empty() || !a.knobs.empty() || !a.mesh.empty() || a.nodes))
+    throw InputError(!a.model.empty() ? "--model" : !a.knobs.empty() ? "--set" : !a.mesh.empty() ? "--mesh" : "--nodes",
+                     "", "describes the plan that --scheme names; give --scheme too");
+
   calib::FitResult r = calib::fit_calibration(runs, files, opt);
   // Never write a calibration that our own loader would reject (an infinite peak, a time that
   // JSON cannot hold): read the text back first, and report the field that fails.
@@ -147,6 +169,9 @@ int run_fit(const FitArgs& a) {
     throw InputError("--out", e.field(), "the fit gives a calibration its loader rejects: " + e.reason());
   }
   std::cout << calib::format_fit_report(r);
+  std::cout << calib::fit_report_legend(r);
+  // The plan's coverage is printed before the file is written, so a bad --scheme leaves none.
+  if (!a.scheme.empty()) print_plan_coverage(a, r.calibration);
   costmodel::save_calibration_file(a.out, r.calibration);
   std::cout << "wrote " << a.out << "\n";
   return 0;
@@ -192,6 +217,13 @@ RunFn setup_fit(CLI::App& sub) {
                  "fitted against its nccl block");
   sub.add_flag("--no-measured-tables", a->no_tables,
                "store only the α-β bands, not the measured (bytes, time) tables");
+  sub.add_option("--scheme", a->scheme,
+                 "also list which collectives of this scheme (with --model, --cluster) the fit measured: "
+                 "group shape, sizes, and measured / fitted from other shapes / cluster model");
+  sub.add_option("--model", a->model, "the model of --scheme (zoo name or graph JSON)");
+  sub.add_option("--set", a->knobs, "model knobs of --model");
+  sub.add_option("--nodes", a->nodes, "nodes of --cluster for the --scheme plan")->check(integer_at_least(1));
+  sub.add_option("--mesh", a->mesh, "device mesh of the --scheme plan (default: the scheme's)");
   sub.footer(
       "Example: autoddl fit --nccl-tests all_reduce_perf.txt all_gather_perf.txt "
       "--measurements calib-out/*.json --peak bf16=989e12 --out calibration.json");

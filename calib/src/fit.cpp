@@ -64,7 +64,7 @@ void add_nccl_tests(const std::vector<NcclTestsRun>& runs, std::map<GroupKey, Co
       throw InputError(run.file, "line " + std::to_string(run.first_line),
                        "the log reports CPU time (nccl-tests -C 1); rerun without -C to fit GPU time");
     }
-    GroupKey key{run.kind, run.group.ranks, run.group.ranks_per_node, 1};
+    GroupKey key{run.kind, run.group.ranks, run.group.ranks_per_node, run.groups_per_node};
     CollectivePoints& g = groups[key];
     g.sources.insert(run.file);
     int wrong = 0;

@@ -140,4 +140,43 @@ std::string format_fit_report(const FitResult& r) {
   return out;
 }
 
+std::string fit_report_legend(const FitResult& r) {
+  std::string out = "\nwhat the columns mean:\n";
+  if (!r.collectives.empty()) {
+    out +=
+        "  collectives: one row per alpha-beta size band of one (collective, group shape); ranks, per_node and\n"
+        "    groups/node are the group's ranks, its ranks on one node, and the groups run at once with ranks on\n"
+        "    one node (they share its NICs); the cost model uses a row only for a mesh dim of exactly that shape.\n"
+        "    from: the band's first size (nccl-tests size S); points: sizes fitted; alpha: the band's fixed time;\n"
+        "    algbw = S / time and busbw = algbw x the collective's factor (nccl-tests' columns) of its slope;\n"
+        "    R2, max_err: how well the line fits its points (1/t^2-weighted, relative); held-out: mean |error|\n"
+        "    of the bands refitted without every K-th size (--holdout K) on those sizes; interp: the same for\n"
+        "    log-size interpolation of the measured table, which is what the cost model reads inside the\n"
+        "    measured sizes (bands only outside them, or with --no-measured-tables).\n";
+  }
+  if (!r.link_tiers.empty()) {
+    out +=
+        "  link tier: one ring model (fixed + steps x alpha + bytes on the wire / bandwidth) per tier, fitted over\n"
+        "    all measured shapes of it, for group shapes never measured; shapes: group shapes behind it;\n"
+        "    mean_err: on its points; held-out: mean |error| of each shape when left out of the fit.\n";
+  }
+  if (!r.nccl_model.empty()) {
+    out +=
+        "  nccl model: NCCL's own tuning model (algorithms, protocols, channels) with two numbers fitted per\n"
+        "    tier: bw_eff multiplies every bandwidth of NCCL's table (1 = NCCL's numbers; 0.8 = the links give\n"
+        "    80% of them), latency +(us) is added to every latency; logged: sizes whose NCCL debug log named the\n"
+        "    algorithm and protocol (the rest use the model's own pick); mean_err and held-out as above.\n";
+  }
+  if (!r.efficiency.empty()) {
+    out +=
+        "  kernel: fraction of the peak FLOP/s a GEMM or convolution reaches, interpolated by FLOPs; eff_min,\n"
+        "    eff_max: the range over measured shapes; train_mape: mean |time error| on fitted shapes;\n"
+        "    held-out: the same on every K-th shape left out.\n";
+  }
+  if (!r.hbm.empty()) {
+    out += "  memory: a streaming kernel's time = fixed + bytes / bandwidth; the first row is stored.\n";
+  }
+  return out;
+}
+
 }  // namespace autoddl::calib

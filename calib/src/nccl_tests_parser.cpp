@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <optional>
 
 #include "autoddl/costmodel/error.hpp"
@@ -273,6 +274,15 @@ class Parser {
         run.device_names.push_back(r.device_name);
       }
       run.group = {ranks, per_node};
+      // Groups with a member on the first group's first host run at once through its NICs
+      // (what a mesh dim's groups_per_node is); across nodes that sets the bandwidth each sees.
+      if (ranks > per_node) {
+        const std::string& host = ranks_.front().host;
+        std::set<int> groups;
+        for (const RankLine& r : ranks_)
+          if (r.host == host) groups.insert(r.group);
+        run.groups_per_node = static_cast<int>(groups.size());
+      }
       if (given_group_ && (given_group_->ranks != ranks || given_group_->ranks_per_node != per_node)) {
         fail(at, "the log's '#  Rank' lines show " + std::to_string(ranks) + " ranks, " + std::to_string(per_node) +
                      " per node, but " + std::to_string(given_group_->ranks) + " ranks, " +

@@ -32,8 +32,12 @@ void attach_calibration(ClusterSpec& c, const std::string& base_dir) {
   if (c.calibration_file.empty()) return;
   const std::string path = c.calibration_file.front() == '/' ? c.calibration_file
                                                              : base_dir + "/" + c.calibration_file;
-  auto cal = std::make_shared<Calibration>(load_calibration_file(path));
-  const std::string src = "calibrated: " + c.calibration_file;
+  attach_calibration(c, std::make_shared<const Calibration>(load_calibration_file(path)), c.calibration_file);
+}
+
+void attach_calibration(ClusterSpec& c, std::shared_ptr<const Calibration> cal, const std::string& label) {
+  c.calibration_file = label;
+  const std::string src = "calibrated: " + label;
   if (cal->memory.hbm_bytes_per_s > 0) {
     c.gpu.hbm_bytes_per_s = cal->memory.hbm_bytes_per_s;
     c.gpu.hbm_efficiency = 1.0;  // a measured rate is already what kernels achieve

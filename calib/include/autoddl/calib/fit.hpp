@@ -80,5 +80,7 @@ FitResult fit_calibration(const std::vector<NcclTestsRun>& runs,
 
 // The tables `autoddl fit` prints.
 std::string format_fit_report(const FitResult& r);
+// What each column of format_fit_report's tables means (the tables that are present only).
+std::string fit_report_legend(const FitResult& r);
 
 }  // namespace autoddl::calib

@@ -43,6 +43,9 @@ struct NcclTestsRun {
   int threads = 0;           // from "# nThread"; 0 when absent
   int gpus_per_thread = 0;
   costmodel::CommGroup group;            // ranks of one collective, ranks per node (host)
+  // Groups of a split run (NCCL_TESTS_SPLIT) with ranks on one node, for groups that cross
+  // nodes (they share its NICs); 1 inside a node, where groups are priced apart (mesh.cpp).
+  int groups_per_node = 1;
   std::vector<std::string> device_names; // one per rank line, e.g. "NVIDIA H100 80GB HBM3"
   bool cpu_time = false;                 // "cputime" columns (-C 1): host time, not GPU time
   std::vector<NcclTestsRow> rows;

@@ -7,6 +7,7 @@
 // values throw InputError(file, "<field path>", reason).
 #pragma once
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -206,5 +207,8 @@ void save_calibration_file(const std::string& path, const Calibration& c);
 // table (else fp32) the shared one, an fp32 table the FP32 kernels' own, an fp8 table the FP8
 // GEMMs' (calibration_attach.cpp). Sources say "calibrated: <file>". No-op if no file.
 void attach_calibration(ClusterSpec& c, const std::string& base_dir);
+// The same for a calibration already in memory (`autoddl fit` checking a plan against the
+// calibration it just fitted); `label` names it in sources and becomes c.calibration_file.
+void attach_calibration(ClusterSpec& c, std::shared_ptr<const Calibration> cal, const std::string& label);
 
 }  // namespace autoddl::costmodel
