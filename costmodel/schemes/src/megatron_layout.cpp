@@ -174,11 +174,13 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
         if (diff.empty()) {
           out.layout = l;
           out.why_not.clear();
+          out.nearest.reset();
           return out;
         }
         if (same > best_same) {
           best_same = same;
           out.why_not = diff + " (nearest layout " + l.spec + ")";
+          out.nearest = l;
         }
       }
     }

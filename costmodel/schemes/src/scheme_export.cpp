@@ -2,6 +2,7 @@
 #include "autoddl/costmodel/scheme_export.hpp"
 
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
 
 namespace autoddl::costmodel {
 
@@ -33,19 +34,40 @@ const ExportFormat& find_export_format(std::string_view name) {
   throw InputError("--to", "", "unknown format '" + std::string(name) + "' (known: " + known + ")");
 }
 
+namespace {
+
+bool has_attention(const Graph& graph) {
+  for (const Op& op : graph.ops)
+    if (op.attention_core) return true;
+  return false;
+}
+
+}  // namespace
+
 std::optional<MegatronLayout> exportable_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
                                                 std::string& why_not) {
   // Megatron-LM, Megatron-Bridge and torchtitan train transformers: a model without attention (a
   // CNN, an MLP) has no Megatron model to put the layout on, whatever its mesh.
-  bool attention = false;
-  for (const Op& op : graph.ops) attention = attention || op.attention_core;
-  if (!attention) {
+  if (!has_attention(graph)) {
     why_not = "Megatron trains transformer models; " + graph.name + " has no attention";
     return std::nullopt;
   }
   MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
   if (!m.layout) why_not = "not a Megatron layout: " + m.why_not;
   return m.layout;
+}
+
+std::optional<ApproximateLayout> nearest_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
+                                                std::string& why_not) {
+  if (exportable_layout(graph, cluster, scheme, why_not)) {
+    why_not = "the scheme is a Megatron layout: nothing to approximate";
+    return std::nullopt;
+  }
+  if (!has_attention(graph)) return std::nullopt;  // why_not: exportable_layout's reason
+  const MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
+  if (!m.nearest) return std::nullopt;
+  ApproximateLayout a{*m.nearest, make_scheme(m.nearest->spec, graph, cluster, {}), why_not};
+  return a;
 }
 
 std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,

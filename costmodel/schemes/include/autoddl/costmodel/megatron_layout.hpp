@@ -37,6 +37,9 @@ struct MegatronLayout {
 struct MegatronMatch {
   std::optional<MegatronLayout> layout;
   std::string why_not;  // when there is no layout: the first difference, one line
+  // When there is no layout: the one whose lowering shares the most ops' signatures with the
+  // scheme (what `export --approximate` writes), if any lowered at all.
+  std::optional<MegatronLayout> nearest;
 };
 
 // The Megatron layout `scheme` is on `graph` and `cluster` (the cluster must have the scheme's

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autoddl/costmodel/megatron_layout.hpp"
+#include "autoddl/costmodel/scheme.hpp"
 
 namespace autoddl::costmodel {
 
@@ -28,6 +29,19 @@ const ExportFormat& find_export_format(std::string_view name);
 // The Megatron layout `scheme` is, when the formats can export it (a transformer model on a
 // Megatron layout); else nullopt and `why_not` says why in one line.
 std::optional<MegatronLayout> exportable_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
+                                                std::string& why_not);
+
+// A scheme that is no Megatron layout, exported approximately (`export --approximate`): the
+// nearest layout (MegatronMatch::nearest) and its own lowering, which the caller prices, so the
+// user sees what the approximation costs next to what the scheme would take.
+struct ApproximateLayout {
+  MegatronLayout layout;
+  Scheme scheme;        // layout.spec lowered on the graph and cluster
+  std::string why_not;  // why the scheme itself is not a layout (exportable_layout's reason)
+};
+// nullopt with `why_not` when there is no nearest layout either (a model without attention, a
+// mesh no Megatron layout has).
+std::optional<ApproximateLayout> nearest_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
                                                 std::string& why_not);
 
 // The settings that run `scheme`; throws InputError("--scheme", "", why) when it is not a
