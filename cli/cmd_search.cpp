@@ -245,7 +245,17 @@ int run_search_cmd(const SearchCliOptions& opt) {
   using namespace costmodel;
   const auto t0 = std::chrono::steady_clock::now();
   // An unknown export format is an input error before any search time is spent.
-  const ExportFormat* export_format = opt.export_format.empty() ? nullptr : &find_export_format(opt.export_format);
+  std::vector<const ExportFormat*> export_formats;
+  for (size_t i = 0; !opt.export_format.empty() && i <= opt.export_format.size();) {
+    size_t j = opt.export_format.find(',', i);
+    if (j == std::string::npos) j = opt.export_format.size();
+    try {
+      export_formats.push_back(&find_export_format(opt.export_format.substr(i, j - i)));
+    } catch (const InputError& e) {
+      throw InputError("--export", "", e.reason());
+    }
+    i = j + 1;
+  }
   const ExportFormat* runnable_format = nullptr;
   if (!opt.runnable.empty()) {
     try {
@@ -356,15 +366,28 @@ int run_search_cmd(const SearchCliOptions& opt) {
                   human_seconds(*run.ilp_bound_s).c_str());
     }
     if (opt.explain) print_explain(*best, g, ref);
-    if (export_format) {
-      // The search succeeded either way: a best scheme no framework flag expresses is said so in
-      // one line, with the first op that differs from the nearest Megatron layout.
+    for (const ExportFormat* export_format : export_formats) {
+      // The search succeeded either way: a best scheme the framework cannot run is said so in one
+      // line (the first op that differs from the nearest Megatron layout), followed by the
+      // settings of the fastest result it runs, with that result's own time.
+      const std::string name(export_format->name);
       try {
         const std::string text = export_scheme(*export_format, g, c, best->scheme);
-        std::printf("\n%s settings for the best scheme (%s):\n%s", std::string(export_format->name).c_str(),
+        std::printf("\n%s settings for the best scheme (%s):\n%s", name.c_str(),
                     std::string(export_format->version).c_str(), text.c_str());
+        continue;
       } catch (const InputError& e) {
-        std::printf("\n%s cannot run the best scheme: %s\n", std::string(export_format->name).c_str(), e.reason().c_str());
+        std::printf("\n%s\n", e.reason().c_str());  // "<format> cannot run it: <why>"
+      }
+      for (size_t i = 1; i < run.results.size(); ++i) {
+        const search::SearchResult& r = run.results[i];
+        const auto& f = runs[i].formats;
+        if (!r.unavailable.empty() || !r.report.feasible || std::find(f.begin(), f.end(), name) == f.end()) continue;
+        std::printf("%s settings for the best result it runs, rank %zu (%s, %s per iteration, %.2fx the best's time; %s):\n%s",
+                    name.c_str(), i + 1, r.method.c_str(), human_seconds(r.report.iteration_s).c_str(),
+                    r.report.iteration_s / best->report.iteration_s, std::string(export_format->version).c_str(),
+                    export_scheme(*export_format, g, c, r.scheme).c_str());
+        break;
       }
     }
   }
@@ -415,7 +438,9 @@ RunFn setup_search(CLI::App& sub) {
   sub.add_option("--top", opt->top, "Rows of the ranked table")->capture_default_str()->check(integer_at_least(0));
   sub.add_option("--out", opt->out, "Write the best scheme as scheme JSON to FILE (autoddl cost --scheme FILE)");
   sub.add_option("--export", opt->export_format,
-                 "Also print the best scheme as this framework's settings (as `autoddl export --to`), or why it cannot run it");
+                 "Also print the best scheme as these frameworks' settings (comma-separated `autoddl export --to` "
+                 "formats); for a best scheme a framework cannot run, one line why and the settings of the best "
+                 "result it runs");
   sub.add_option("--runnable", opt->runnable,
                  "Keep only the results this framework runs (an `autoddl export --to` format, e.g. megatron-lm)");
   sub.add_option("--json", opt->json_file, "Write every result, the tables' configuration and the best scheme to FILE");
