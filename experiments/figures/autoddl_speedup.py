@@ -57,29 +57,42 @@ def main():
         gpus = sorted(table[key])
         x = np.arange(len(gpus))
         w = 0.8 / len(series)
+        heights = []
         for k, s in enumerate(series):
             ys = []
             for g in gpus:
                 v = table[key][g].get(s)
                 ys.append((v[0] if s == "searched" else v) * 1e3 if v else 0)
             label = "searched (AutoDDL CD)" if s == "searched" else LABELS.get(s, s)
-            ax.bar(x + (k - (len(series) - 1) / 2) * w, ys, w, label=label, color=colors.get(s))
+            xs = x + (k - (len(series) - 1) / 2) * w
+            ax.bar(xs, ys, w, label=label, color=colors.get(s))
+            heights += [y for y in ys if y > 0]
+            # A scheme that does not fit (or does not apply) is marked, not left out silently.
+            for xi, y in zip(xs, ys):
+                if y == 0:
+                    ax.text(xi, 0, "x", ha="center", va="bottom", fontsize=7, color=colors.get(s))
         for j, g in enumerate(gpus):
             c = table[key][g]
             t, m = c["searched"]
             best = min((c[e] for e in experts if c.get(e)), default=None)
-            ex = " ".join(f"{c[e] * 1e3:10.2f}m" if c.get(e) else f"{'infeasible':>11}" for e in experts)
+            ex = " ".join(f"{c[e] * 1e3:8.2f} ms" if c.get(e) else f"{'infeasible':>11}" for e in experts)
             sp = f"{best / t:.2f}x" if best else "-"
             per = "".join(f", {c[e] / t:.2f}x" if c.get(e) else ", -" for e in experts)
-            print(f"{key[0]:8} {key[1]:10} {g:5d} {t * 1e3:10.2f}m {ex}  {sp}{per} ({m})")
+            print(f"{key[0]:8} {key[1]:10} {g:5d} {t * 1e3:8.2f} ms {ex}  {sp}{per} ({m})")
             if best:
                 ax.text(x[j] - (len(series) - 1) / 2 * w, t * 1e3, f"{best / t:.2f}x", ha="center", va="bottom",
                         fontsize=7, rotation=90)
         ax.set_xticks(x, [str(g) for g in gpus])
-        ax.set_ylabel("iteration (ms)")
         ax.set_title(f"{key[0]} on {key[1]}", fontsize=9)
-        ax.set_ylim(0, ax.get_ylim()[1] * 1.15)
-    axes[-1, 0].set_xlabel("GPUs")
+        # Times spanning more than a decade on one panel would leave the short bars invisible.
+        if heights and max(heights) > 10 * min(heights):
+            ax.set_yscale("log")
+            ax.set_ylim(min(heights) / 2, max(heights) * 4)
+            ax.set_ylabel("iteration (ms, log)")
+        else:
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.15)
+            ax.set_ylabel("iteration (ms)")
+    axes[-1, 0].set_xlabel("GPUs (x on the axis: the scheme does not fit or does not apply)")
     axes[0, 0].legend(fontsize=7, ncol=len(series), loc="upper left", bbox_to_anchor=(0, 1.35))
     fig.tight_layout()
     save(fig, a.out, a.name)

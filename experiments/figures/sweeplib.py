@@ -54,9 +54,24 @@ def failed_count(folder):
     return n
 
 
+def provenance_line():
+    """What made a figure: scripts/figures (figures.py) sets $AUTODDL_FIGURE_PROVENANCE to what
+    its numbers are (modelled or simulated, on which presets), its config, commit and date."""
+    text = os.environ.get("AUTODDL_FIGURE_PROVENANCE")
+    if text:
+        return text
+    import datetime
+    import sys
+    day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    return f"plotted by {os.path.basename(sys.argv[0])} from {sys.argv[1] if len(sys.argv) > 1 else '?'}, {day} " \
+           "(outside scripts/figures: no sidecar)"
+
+
 def save(fig, out_dir, name):
-    """Writes out_dir/name.png and out_dir/name.svg; returns their paths."""
+    """Writes out_dir/name.png and out_dir/name.svg, each with its provenance line under the
+    plot; returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
+    fig.text(0.0, 0.0, provenance_line(), fontsize=6, color="#555555", ha="left", va="top", wrap=True)
     paths = [os.path.join(out_dir, name + ext) for ext in (".png", ".svg")]
     fig.savefig(paths[0], dpi=110, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None, "Creator": None})
