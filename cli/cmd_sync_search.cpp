@@ -78,7 +78,10 @@ int run_search(const SearchOptions& opt) {
       {"speedup_over_best_builder", r.best_builder_s / r.best_s},
       {"compression_off", compression_off},
       {"ranker_accuracy_on_picks", r.last_round_accuracy},
-      {"builders", builders}, {"finals", finals}, {"runs", runs}, {"wall_s", wall_s}};
+      {"builders", builders}, {"finals", finals}, {"runs", runs},
+      // Per sampled trial: the best mean the search would report had it stopped there (no
+      // selection bias: every point is a mean of the same repeated runs the builders get).
+      {"trial_curve_s", r.trial_curve_s}, {"wall_s", wall_s}};
   OutputFiles out;
   out.add_json(opt.out, sync::strategy_to_json(best_strategy));
   out.add_json(opt.json_file, report);

@@ -5,14 +5,15 @@
     builder, the fp16-compressed ones (horovod-fp16, ddp-fp16) included (the builder's iteration
     time / the best found's; 1.0 = the builder is as fast), log y; the printed summary adds the
     comparison with compression off (lossy fp16 on neither side);
-  autosync_trials: the best iteration time found so far against the number of strategies run on
-    the simulator, relative to the best builder (below 1 = faster than every builder).
+  autosync_trials: what the search would report had it stopped after n trials (the builders and
+    the final selection of the first n trials, each the mean of the same repeated runs with common
+    seeds), relative to the best builder, against n: 1 until the search finds a strategy faster
+    than every builder (below 1), and its last point is the reported speedup.
 
   experiments/figures/autosync.py SWEEP_DIR --out docs/figures
 
-Reads sweep results only. The builders' times are the search's final repeated runs (common seeds);
-the trial curve uses each run's single simulated time, so it can sit a little off the final
-comparison."""
+Reads sweep results only (the sync_search report's `trial_curve_s`). A curve of the best single
+jittered run so far would drift below 1 by selection alone; this one cannot."""
 import argparse
 import sys
 
@@ -79,15 +80,19 @@ def main():
     fig, axes = plt.subplots(1, len(clusters), figsize=(4.5 * len(clusters), 3.2), squeeze=False)
     for ax, cl in zip(axes[0], clusters):
         for k, (name, rep) in enumerate(sorted(cells[cl], key=lambda x: x[0])):
-            runs = [r for r in rep["runs"] if r.get("source") == "sampled"]  # the builders ran first
-            if not runs:
-                continue
-            best = np.minimum.accumulate([r["runtime_s"] for r in runs]) / rep["best_builder"]["mean_s"]
+            curve = rep.get("trial_curve_s")
+            if not curve:
+                sys.exit(f"{a.sweep}: {name} on {cl}: no trial_curve_s (a sweep from before it; rerun it)")
+            best = np.array(curve) / rep["best_builder"]["mean_s"]
+            # The curve's end is the reported speedup, by construction: say so if it is not.
+            if abs(1 / best[-1] - rep["speedup_over_best_builder"]) > 1e-9 * rep["speedup_over_best_builder"]:
+                sys.exit(f"{name} on {cl}: the trial curve ends at {1 / best[-1]:.4f}x, the report says "
+                         f"{rep['speedup_over_best_builder']:.4f}x")
             ax.plot(np.arange(1, len(best) + 1), best, label=name, color=cmap(k % 20), linewidth=1)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_yscale("log")
         ax.set_xlabel("sampled strategies run on the simulator")
-        ax.set_ylabel("best so far / best builder")
+        ax.set_ylabel("reported if stopped here / best builder")
         ax.set_title(cl, fontsize=9)
     axes[0, -1].legend(fontsize=6)
     fig.tight_layout()

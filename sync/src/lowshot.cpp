@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <limits>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -214,21 +215,44 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
 
   // Final comparison: every builder and the confirm_top fastest sampled runs, `repeats` runs each
   // with the same seeds, compared by their means.
+  // The sampled runs the final selection re-runs when the search stops after the first n trials:
+  // the confirm_top fastest by their one run, and the confirm_top fastest without compression
+  // (the "compression off" comparison).
+  auto selection = [&](size_t n) {
+    std::vector<int> sampled(n);
+    std::iota(sampled.begin(), sampled.end(), res.builders);
+    std::stable_sort(sampled.begin(), sampled.end(), [&](int a, int b) {
+      return res.runs[static_cast<size_t>(a)].runtime_s < res.runs[static_cast<size_t>(b)].runtime_s;
+    });
+    std::vector<int> picked;
+    for (size_t k = 0; k < sampled.size() && k < static_cast<size_t>(o.confirm_top); ++k) picked.push_back(sampled[k]);
+    int plain = 0;
+    for (size_t k = 0; k < sampled.size() && plain < o.confirm_top; ++k) {
+      if (uses_compression(res.runs[static_cast<size_t>(sampled[k])].strategy, vars)) continue;
+      ++plain;
+      if (k >= static_cast<size_t>(o.confirm_top)) picked.push_back(sampled[k]);
+    }
+    return picked;
+  };
+  const size_t n_sampled = res.runs.size() - static_cast<size_t>(res.builders);
   std::vector<int> finalists;
   for (int i = 0; i < res.builders; ++i) finalists.push_back(i);
-  std::vector<int> sampled(res.runs.size() - static_cast<size_t>(res.builders));
-  std::iota(sampled.begin(), sampled.end(), res.builders);
-  std::stable_sort(sampled.begin(), sampled.end(), [&](int a, int b) {
-    return res.runs[static_cast<size_t>(a)].runtime_s < res.runs[static_cast<size_t>(b)].runtime_s;
-  });
-  for (size_t k = 0; k < sampled.size() && k < static_cast<size_t>(o.confirm_top); ++k) finalists.push_back(sampled[k]);
-  // And the confirm_top fastest without compression (the "compression off" comparison).
-  int plain = 0;
-  for (size_t k = 0; k < sampled.size() && plain < o.confirm_top; ++k) {
-    if (uses_compression(res.runs[static_cast<size_t>(sampled[k])].strategy, vars)) continue;
-    ++plain;
-    if (k >= static_cast<size_t>(o.confirm_top)) finalists.push_back(sampled[k]);
+  for (int r : selection(n_sampled)) finalists.push_back(r);
+  // The trial curve (what the search reports if it stops after n trials, for every n) needs the
+  // means of every run some prefix's selection picks: re-run those too, after the finalists, so
+  // the finals are as before. A best-so-far of single jittered runs would sit below the builders
+  // by selection alone.
+  std::vector<std::vector<int>> picked_by_prefix(n_sampled);
+  std::vector<int> curve_extra;
+  for (size_t n = 1; n <= n_sampled; ++n) {
+    picked_by_prefix[n - 1] = selection(n);
+    for (int r : picked_by_prefix[n - 1])
+      if (std::find(finalists.begin(), finalists.end(), r) == finalists.end() &&
+          std::find(curve_extra.begin(), curve_extra.end(), r) == curve_extra.end())
+        curve_extra.push_back(r);
   }
+  const size_t n_finalists = finalists.size();
+  finalists.insert(finalists.end(), curve_extra.begin(), curve_extra.end());
   say("final: " + std::to_string(finalists.size()) + " strategies x " + std::to_string(o.repeats) + " runs");
   const std::vector<double> runs_s =
       map_in_children(static_cast<int>(finalists.size()) * o.repeats, o.jobs, [&](int t) {
@@ -238,6 +262,9 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
       });
   std::vector<double> total(finalists.size(), 0.0);
   for (size_t t = 0; t < runs_s.size(); ++t) total[t / static_cast<size_t>(o.repeats)] += runs_s[t];
+  std::map<int, double> mean_of_run;
+  for (size_t f = 0; f < finalists.size(); ++f) mean_of_run[finalists[f]] = total[f] / o.repeats;
+  finalists.resize(n_finalists);
   for (size_t f = 0; f < finalists.size(); ++f) {
     const LowShotRun& r = res.runs[static_cast<size_t>(finalists[f])];
     const bool builder = finalists[f] < res.builders;
@@ -254,6 +281,15 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
       res.best_builder_s = f.mean_s;
       break;
     }
+  }
+  // Builders first (they ran before any trial), then each prefix's selection, by their means:
+  // the last point is best_s, so the curve ends at the reported speedup.
+  double best_builder_mean = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < res.builders; ++i) best_builder_mean = std::min(best_builder_mean, mean_of_run[i]);
+  for (size_t n = 0; n < n_sampled; ++n) {
+    double best = best_builder_mean;
+    for (int r : picked_by_prefix[n]) best = std::min(best, mean_of_run[r]);
+    res.trial_curve_s.push_back(best);
   }
   for (size_t f = 0; f < res.finals.size(); ++f) {
     const LowShotFinal& fi = res.finals[f];

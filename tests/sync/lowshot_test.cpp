@@ -65,6 +65,12 @@ TEST_CASE("low-shot search: never slower than the best builder, deterministic fo
   }
   CHECK(a.best_plain_builder != "horovod-fp16");
   CHECK(a.best_plain_builder != "ddp-fp16");
+  // The trial curve: one point per sampled trial, never above the best builder's mean, ending
+  // at the reported best (so the plotted curve ends at the reported speedup). It may rise: a
+  // faster single run can push a run with a lower mean out of the final selection.
+  REQUIRE(a.trial_curve_s.size() == a.runs.size() - builders().size());
+  for (double t : a.trial_curve_s) CHECK(t <= a.best_builder_s);
+  CHECK(a.trial_curve_s.back() == a.best_s);
   validate_strategy(a.best, vars, c, "best");
   // every run, sampled or a neighbour of a fast one, is a valid strategy
   for (const LowShotRun& r : a.runs) CHECK_NOTHROW(validate_strategy(r.strategy, vars, c, r.source));

@@ -75,6 +75,10 @@ struct LowShotResult {
   // Held-out check of the last ranker: pairwise accuracy on the last round's runs, scored
   // before they ran (how well the model predicted the runs it chose).
   double last_round_accuracy = 0;
+  // Per sampled trial n (1-based index n-1): the best mean the search would report if it stopped
+  // after n trials (the builders and the final selection of the first n trials, each re-run
+  // `repeats` times with the final seeds). Never above the best builder's mean; the last is best_s.
+  std::vector<double> trial_curve_s;
 };
 
 // `vars` = extract_variables(g). `progress` gets one line per round and stage.
