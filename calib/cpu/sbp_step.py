@@ -794,6 +794,7 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print every compared boxing")
     args = ap.parse_args()
     tol = args.tolerance if args.tolerance is not None else (2e-5 if args.dtype == "float32" else 1e-10)
+    NESTING["outer_first"] = args.nesting == "lower-outer"  # the ranks set theirs in worker()
     try:
         model = Model(args.graph, args.scheme, args.plan)
         if args.procs != model.devices:
