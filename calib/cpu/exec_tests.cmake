@@ -40,6 +40,9 @@ autoddl_exec_test("BERT, searched (cd) non-Megatron scheme, 4 processes"
 # The check can fail: all-reduces that leave partial sums unsummed must be caught.
 autoddl_exec_test("a broken boxing rule (--break-boxing partial) fails the check"
   --model gpt --set ${_gpt} --scheme megatron:tp=2,pp=1,dp=2 --expect-exit 1 -- --break-boxing partial)
+# ... and so can the byte check: a plan that prices one collective at twice its bytes.
+autoddl_exec_test("a plan with a mispriced collective fails the byte check"
+  --model gpt --set ${_gpt} --scheme megatron:tp=2,pp=1,dp=2 --misprice --expect-exit 1)
 # Bad input: more processes than the scheme's mesh has devices is one line and exit 2.
 autoddl_exec_test("more processes than the mesh has devices exits 2"
   --model gpt --set ${_gpt} --scheme megatron:tp=2,pp=1,dp=2 --procs 8 --expect-exit 2)

@@ -402,6 +402,7 @@ class Rank:
                     self.groups[d], self.group_ranks[d] = g, ranks
         self.internal_bytes = 0
         self.where = ""
+        self.bwd_boxed = set()  # (op, input) whose gradient boxing ran
 
     # -- pieces ----------------------------------------------------------------------------
 
@@ -632,6 +633,13 @@ class Rank:
             log = []
             synced[t] = self.convert(g, first, m.storage[t], m.shape(t), m.esize(t), log)
             logs.append((f"gradient of {t} (in no bucket)", [], log))
+        # A backward path the plan charges to a reader that did not box its tensor's gradient
+        # here (the executor boxes once per SBP, at the first reader) is a mismatch too.
+        for i, op in enumerate(m.ops):
+            for k, t in enumerate(op["inputs"]):
+                path = m.plan[i]["inputs"][k].get("bwd")
+                if path is not None and (i, k) not in self.bwd_boxed:
+                    logs.append((f"{op['name']} input {k} ({t}) backward", steps_of(path), []))
         return loss_piece, synced, logs
 
     def first_reader_sbp(self, t, groups):
@@ -664,6 +672,7 @@ class Rank:
             route = None if path is None else [parse_sbp(x, m.nd) for x in path["route"]]
             log = []
             g = self.convert(g, key, og, m.shape(t), m.esize(t), log, route)
+            self.bwd_boxed.add((i, k))
             logs.append((f"{m.ops[i]['name']} input {k} ({t}) backward",
                          [] if path is None else [(s["dim"], s["kind"], s["bytes"]) for s in path["steps"]], log))
             total = g if total is None else total + g
@@ -804,6 +813,8 @@ def main():
         return 2
     import torch
     import torch.multiprocessing as mp
+    # One thread: the models are tiny, and a forked child must not inherit a busy OpenMP pool.
+    torch.set_num_threads(1)
     dtype = torch.float64 if args.dtype == "float64" else torch.float32
     torch.set_default_dtype(dtype)
     data = make_data(model, args.seed, torch, dtype)
@@ -813,7 +824,9 @@ def main():
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="sbp_step.") as tmp:
-        mp.spawn(worker, args=(args, os.path.join(tmp, "store"), tmp), nprocs=args.procs, join=True)
+        # fork: the ranks inherit the imported torch instead of importing it again (seconds each).
+        mp.start_processes(worker, args=(args, os.path.join(tmp, "store"), tmp), nprocs=args.procs, join=True,
+                           start_method="fork")
         results = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(args.procs)]
     name = model.s.get("name", os.path.basename(args.scheme))
     errors = [f"rank {r['rank']}: {r['error']}" for r in results if "error" in r]
@@ -854,13 +867,18 @@ def main():
                                         for x, y in zip(a, b))
     fmt = lambda steps: ", ".join(f"dim {d} {k} {b:.0f} B" for d, k, b in steps) or "nothing"
     checked = moved = 0
+    byte_failures = {}  # message -> ranks that report it
     for r in results:
         for what, planned, done in r["logs"]:
             if not same(planned, done):
-                failures.append(f"rank {r['rank']}: {what}: plan {fmt(planned)}, executed {fmt(done)}")
+                byte_failures.setdefault(f"{what}: plan {fmt(planned)}, executed {fmt(done)}", []).append(r["rank"])
             if r["rank"] == 0:
                 checked += 1
                 moved += sum(b for _, _, b in done)
+    for msg, ranks in byte_failures.items():
+        who = "every rank" if len(ranks) == args.procs else "rank" + ("s " if len(ranks) > 1 else " ") + \
+            ",".join(map(str, ranks))
+        failures.append(f"{who}: {msg}")
     n_coll = sum(len(done) for _, _, done in results[0]["logs"])
     print(f"{PROG}: {name} on mesh {model.mesh}, {args.procs} processes, {args.dtype}")
     print(f"  loss {float(loss):.9g}, single-process {float(ref_loss):.9g} (rel. error {loss_err:.1e})")

@@ -7,7 +7,7 @@ has devices. With --non-megatron the scheme must be one no Megatron layout expre
 
     scheme_test.py AUTODDL --model gpt --set k=v,... [--cluster C --nodes N] [--mesh 2x2]
                    (--scheme SPEC | --search METHOD)
-                   [--non-megatron] [--procs N] [--expect-exit RC] -- [sbp_step.py options]
+                   [--non-megatron] [--procs N] [--misprice] [--expect-exit RC] -- [sbp_step.py options]
 """
 import argparse
 import json
@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--search")
     ap.add_argument("--non-megatron", action="store_true")
     ap.add_argument("--procs", type=int, help="processes (default: the mesh's device count)")
+    ap.add_argument("--misprice", action="store_true",
+                    help="test only: double the bytes of the plan's first collective step, as a wrong price would")
     ap.add_argument("--expect-exit", type=int, default=0, help="the executor's expected exit status")
     args = ap.parse_args(argv)
     py = torch_python()
@@ -78,6 +80,15 @@ def main():
             print(f"not a Megatron layout: {(r.stdout + r.stderr).strip().splitlines()[-1]}")
         graph, plan = os.path.join(tmp, "graph.json"), os.path.join(tmp, "plan.json")
         run([args.autoddl, "cost", *model, "--scheme", scheme, "--graph-json", graph, "--plan-json", plan])
+        if args.misprice:
+            with open(plan) as f:
+                p = json.load(f)
+            steps = [st for op in p["ops"] for i in op["inputs"] for k in ("fwd", "bwd") if i[k] for st in i[k]["steps"]]
+            if not steps:
+                sys.exit("scheme_test: --misprice: the plan has no collective step")
+            steps[0]["bytes"] *= 2
+            with open(plan, "w") as f:
+                json.dump(p, f)
         with open(scheme) as f:
             mesh = json.load(f)["mesh"]
         procs = 1
