@@ -10,6 +10,8 @@
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/expert_schemes.hpp"
+#include "autoddl/costmodel/graph_json.hpp"
+#include "autoddl/costmodel/iteration_plan_json.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/output_files.hpp"
@@ -27,7 +29,7 @@ namespace autoddl::cli {
 namespace {
 
 struct CostOptions {
-  std::string model, knobs, cluster, mesh, scheme, json_file, scheme_out, sync_file;
+  std::string model, knobs, cluster, mesh, scheme, json_file, scheme_out, sync_file, plan_json, graph_json;
   std::optional<int> nodes;
   int top = 10;
 };
@@ -173,8 +175,8 @@ int run_cost(const CostOptions& opt) {
   ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   IterationPlan plan;
-  // The plan is read by --sync and, on a calibrated cluster, by the coverage table.
-  const bool want_plan = !opt.sync_file.empty() || c.calibration;
+  // The plan is read by --sync, --plan-json and, on a calibrated cluster, the coverage table.
+  const bool want_plan = !opt.sync_file.empty() || !opt.plan_json.empty() || c.calibration;
   CostReport r = evaluate(m.graph, c, m.scheme, want_plan ? &plan : nullptr);
 #ifdef AUTODDL_HAVE_SYNC
   std::optional<WithStrategy> with;
@@ -208,6 +210,8 @@ int run_cost(const CostOptions& opt) {
     out.add_json(opt.json_file, j);
   }
   if (!opt.scheme_out.empty()) out.add_json(opt.scheme_out, scheme_to_json(m.scheme, m.graph));
+  if (!opt.plan_json.empty()) out.add_json(opt.plan_json, plan_to_json(m.graph, m.scheme, plan));
+  if (!opt.graph_json.empty()) out.add_json(opt.graph_json, graph_to_json(m.graph));
   out.commit();
   return 0;
 }
@@ -221,6 +225,10 @@ RunFn setup_cost(CLI::App& sub) {
   add_scheme_option(sub, opt->scheme);
   sub.add_option("--json", opt->json_file, "Write the CostReport JSON to FILE");
   sub.add_option("--out", opt->scheme_out, "Write the lowered scheme as scheme JSON to FILE");
+  sub.add_option("--plan-json", opt->plan_json,
+                 "Write the iteration plan (per op input its boxing routes and collective steps, the gradient-sync "
+                 "buckets) as JSON to FILE (docs/scheme-json.md, \"Plan JSON\")");
+  sub.add_option("--graph-json", opt->graph_json, "Write the model's graph as graph JSON to FILE (docs/graph-json.md)");
   sub.add_option("--top", opt->top, "Show the N most expensive ops")->capture_default_str()->check(integer_at_least(0));
   sub.add_option("--sync", opt->sync_file,
                  "Also price the scheme with its data-parallel gradient sync replaced by this sync strategy "

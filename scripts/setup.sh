@@ -7,7 +7,8 @@ cd "$root"
 
 packages=(build-essential cmake ninja-build pkg-config git
           libsimgrid-dev libeigen3-dev nlohmann-json3-dev catch2 libbenchmark-dev libcli11-dev
-          coinor-libcbc-dev libxgboost-dev python3 python3-matplotlib)
+          coinor-libcbc-dev libxgboost-dev python3 python3-matplotlib
+          python3-torch)  # python3-torch: the CPU executor (calib/cpu, ctest -L exec)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -204,7 +204,10 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
         if (gather > 0) {
           ob.fwd_s += gather;
           table.tally(in.from, in.to, tally);
-          if (pop) pop->inputs[k].fwd = table.path(in.from, in.to);
+          if (pop) {
+            pop->inputs[k].fwd = table.path(in.from, in.to);
+            pop->inputs[k].fwd_route = table.route(in.from, in.to);
+          }
           if (param_gather_runs(scheme.regather_in_backward) > 1) {
             ob.bwd_s += gather;
             table.tally(in.from, in.to, tally);
@@ -241,6 +244,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
         if (box > 0) table.tally(in.from, in.to, tally);
         if (pop) {
           pop->inputs[k].fwd = table.path(in.from, in.to);
+          pop->inputs[k].fwd_route = table.route(in.from, in.to);
           pop->inputs[k].bwd_regather = table.path(in.from, in.to);
           pop->inputs[k].bwd_regather_exposed_s = bwd;
         }
@@ -284,7 +288,10 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
         // Only the reader that carries the stage's one send of this tensor is marked; later
         // readers on that stage run after it and use the received copy.
         pin->cross_stage = send_here;
-        if (in.from != in.to && box_here && !kv) pin->fwd = table.path(in.from, in.to);
+        if (in.from != in.to && box_here && !kv) {
+          pin->fwd = table.path(in.from, in.to);
+          pin->fwd_route = table.route(in.from, in.to);
+        }
       }
       // One stage-to-stage send of this tensor's local piece (forward) or its summed gradient
       // (backward), charged to op i; the plan records bytes and seconds where it is recorded.
@@ -342,7 +349,10 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
                                  pin ? &pin->bwd_hidden_under : nullptr);
         }
         table.tally(in.grad, in.grad_to, tally);
-        if (pin && in.grad != in.grad_to) pin->bwd = table.path(in.grad, in.grad_to);
+        if (pin && in.grad != in.grad_to) {
+          pin->bwd = table.path(in.grad, in.grad_to);
+          pin->bwd_route = table.route(in.grad, in.grad_to);
+        }
         // The stage's gradients of this tensor are summed locally and sent back once.
         if (send_here) {
           if (pin) pin->bwd_send = true;

@@ -102,7 +102,8 @@ double sync_buckets(const std::vector<GradSync>& grads, double bucket_bytes, dou
     }
     if (planned) {
       for (size_t x = i; x < j; ++x)
-        pb.grads.push_back({grads[x].tensor, grads[x].op, grads[x].bytes, grads[x].ready_s});
+        pb.grads.push_back({grads[x].tensor, grads[x].op, grads[x].bytes, grads[x].ready_s,
+                            grads[x].table->route(grads[x].from, grads[x].to)});
       pb.overlap_end_s = backward_end_s;
       planned->push_back(std::move(pb));
     }

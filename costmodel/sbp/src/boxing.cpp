@@ -187,6 +187,22 @@ std::vector<BoxingStep> BoxingTable::path(int from, int to) const {
   return out;
 }
 
+std::vector<NdSbp> BoxingTable::route(int from, int to) const {
+  AUTODDL_CHECK(from >= 0 && to >= 0 && from < n_ && to < n_) << "boxing state out of range";
+  ensure_row(from);
+  const int* via = &via_[static_cast<size_t>(from) * n_];
+  std::vector<NdSbp> out{states_[static_cast<size_t>(to)]};
+  int cur = to;
+  int guard = 0;
+  while (cur != from) {
+    cur = edges_[static_cast<size_t>(via[cur])].from;
+    out.push_back(states_[static_cast<size_t>(cur)]);
+    AUTODDL_CHECK(++guard <= n_) << "boxing path loops";
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 void BoxingTable::tally(int from, int to, CommTally& tally, double times) const {
   if (from == to) return;
   ensure_row(from);

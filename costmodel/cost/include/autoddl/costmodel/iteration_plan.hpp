@@ -26,6 +26,9 @@ struct PlannedInput {
   int tensor = -1;
   int producer = -1;  // activations: the op that writes the tensor
   std::vector<BoxingStep> fwd, bwd;
+  // The nd-SBPs each path visits (BoxingTable::route), from its source to its target with the
+  // local steps (slices, zero-fills) the steps above omit; empty when the path is.
+  std::vector<NdSbp> fwd_route, bwd_route;
   // The producer sits on another pipeline stage: each device sends its local piece
   // (fwd: producer's output SBP; bwd: this op's input-gradient SBP, when charged).
   bool cross_stage = false;
@@ -70,6 +73,7 @@ struct PlannedGradient {
   int op = -1;
   double bytes = 0;
   double ready_s = 0;
+  std::vector<NdSbp> route;  // the nd-SBPs its sync visits: gradient SBP first, storage last
 };
 
 // Gradients fused into one sync (DDP buckets): their paths have the same steps (mesh dims and

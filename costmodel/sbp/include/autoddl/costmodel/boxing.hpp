@@ -56,6 +56,9 @@ class BoxingTable {
   // Adds the path's collectives into `tally` (scaled by `times`).
   void tally(int from, int to, CommTally& tally, double times = 1) const;
   std::vector<BoxingStep> path(int from, int to) const;
+  // The nd-SBPs the cheapest path visits, `from` first and `to` last, local steps included
+  // (path() keeps only the collectives): what a replay with real tensors walks.
+  std::vector<NdSbp> route(int from, int to) const;
 
  private:
   struct Edge {
