@@ -25,10 +25,10 @@ autoddl_exec_test("BERT, Megatron tp=4 with sequence parallelism, 4 processes"
   --model bert --set ${_bert} --scheme megatron:tp=4,pp=1,dp=1,sp=1)
 autoddl_exec_test("GPT with fused causal attention, Megatron cp=2 dp=2, 4 processes"
   --model gpt --set ${_gpt_flash} --scheme megatron:tp=1,pp=1,dp=2,cp=2)
-# Megatron's tp=2 cp=2 lowering splits weights over both mesh dims and slices the tied LM-head
-# weight on dim 0 under dim 1's split: realizable only with the higher mesh dim outermost.
-autoddl_exec_test("GPT with fused causal attention, Megatron tp=2 cp=2, higher mesh dim outermost, 4 processes"
-  --model gpt --set ${_gpt_flash} --scheme megatron:tp=2,pp=1,dp=1,cp=2 -- --nesting higher-outer)
+# tp=2 cp=2: the sequence split on the cp dim, heads on the tp dim (this case first ran GPT's
+# context parallelism lowered as a second tensor-parallel dim, which the executor exposed).
+autoddl_exec_test("GPT with fused causal attention, Megatron tp=2 cp=2, 4 processes"
+  --model gpt --set ${_gpt_flash} --scheme megatron:tp=2,pp=1,dp=1,cp=2)
 # Searched per-op schemes that no Megatron layout expresses (batch 2 on 4 devices: the search
 # must split more than the batch).
 autoddl_exec_test("GPT, searched (cd) non-Megatron scheme, 4 processes"

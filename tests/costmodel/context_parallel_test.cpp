@@ -159,3 +159,22 @@ TEST_CASE("Llama 3.1 405B's published 1024-H100 layout with cp=2 fits and report
   CHECK(r.context_parallel_s > 0);
   CHECK(r.context_parallel_exposed_s <= r.context_parallel_s);
 }
+
+TEST_CASE("cp on GPT splits the sequence and slices the learned position embedding into it",
+          "[costmodel][cp]") {
+  // GPT looks its position embedding up whole (the position indices carry no batch); the
+  // sequence-split stream reads it sliced for free. Before, the lowering could not, and the cp
+  // dim turned into a second tensor-parallel dim: weights split, activations whole
+  // (found by the CPU executor, docs/executor.md).
+  const ClusterSpec c = resolve_cluster("dgx-h100", 1);
+  const Graph g = build_zoo_model("gpt", parse_knob_list("layers=2,flash=1,seq=1024,batch=8"));
+  const Scheme s = make_scheme("megatron:tp=2,pp=1,dp=2,cp=2", g, c, {});
+  REQUIRE(s.mesh_shape == std::vector<int>{2, 2, 2});  // [dp, cp, tp]
+  CHECK(sig_of(g, s, "embeddings.sum").in[1].dims[1] == Sbp::split(0));  // (seq, h) sliced
+  CHECK(sig_of(g, s, "embeddings.sum").out[0].dims[1] == Sbp::split(1));
+  CHECK(sig_of(g, s, "layer.0.ln1").in[0].dims[1] == Sbp::split(1));
+  const OpSignature& q = sig_of(g, s, "layer.0.attn.q");
+  CHECK(q.in[1].dims[1] == Sbp::broadcast());  // the weight is whole on the cp dim
+  CHECK(q.in[1].dims[2] == Sbp::split(1));     // and column-split on tp
+  CHECK(sig_of(g, s, "layer.0.attn.core").in[0].dims[1] == Sbp::split(2));
+}

@@ -235,6 +235,9 @@ double context_score(const Ctx& c, const Op& op, const Signature1D& s, const std
     }
     const Sbp have = produced[t];
     if (want == have) continue;
+    // A whole activation read split is a free local slice: GPT's and BERT's learned position
+    // embedding, looked up whole (its indices carry no batch), added to the sequence-split stream.
+    if (have.is_broadcast() && want.is_split()) continue;
     if (!(have.is_split() && want.is_broadcast())) return kInf;
     score += unit_boxing(have, want, c.bytes_mb[t], p);
   }
