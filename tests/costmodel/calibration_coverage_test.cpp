@@ -107,11 +107,13 @@ TEST_CASE("the measured shape must match the groups per node: concurrent groups 
   ClusterSpec c = resolve_cluster("dgx-h100", 2);
   // The dp groups (2 ranks, 1 per node) measured alone, where the plan runs 8 of them per node.
   c.calibration = std::make_shared<const Calibration>(measured_all_reduce({2, 1}, 1, 8, double(1ull << 34)));
-  const CollectiveNeed* dp = find_need(needs_of(c, "megatron:tp=8,pp=1,dp=2"), 0, CollectiveKind::all_reduce);
+  const auto alone = needs_of(c, "megatron:tp=8,pp=1,dp=2");  // kept: find_need points into it
+  const CollectiveNeed* dp = find_need(alone, 0, CollectiveKind::all_reduce);
   REQUIRE(dp);
   CHECK(dp->source != CoverageSource::measured);
   c.calibration = std::make_shared<const Calibration>(measured_all_reduce({2, 1}, 8, 8, double(1ull << 34)));
-  const CollectiveNeed* dp8 = find_need(needs_of(c, "megatron:tp=8,pp=1,dp=2"), 0, CollectiveKind::all_reduce);
+  const auto shared = needs_of(c, "megatron:tp=8,pp=1,dp=2");
+  const CollectiveNeed* dp8 = find_need(shared, 0, CollectiveKind::all_reduce);
   REQUIRE(dp8);
   CHECK(dp8->source == CoverageSource::measured);
 }
