@@ -9,6 +9,7 @@ expert printed on its bar.
 SWEEP_DIR holds search cells whose --method lists the searched methods (cd-nbh, cd-mesh) and the
 experts; "searched" is the fastest feasible searched method of each cell."""
 import argparse
+import os
 import sys
 
 import matplotlib.pyplot as plt
@@ -43,7 +44,9 @@ def main():
         cell = {"searched": min(searched)}
         for e in experts:
             cell[e] = feas.get(e)  # None = infeasible or not applicable
-        table.setdefault((i["model"], i["cluster"]), {})[i["gpus"]] = cell
+        # A cluster file is named by its stem (experiments/clusters/dgx1-v100-1nic.json -> dgx1-v100-1nic).
+        cluster = os.path.splitext(os.path.basename(i["cluster"]))[0]
+        table.setdefault((i["model"], cluster), {})[i["gpus"]] = cell
     if not table:
         sys.exit(f"{a.sweep}: no search cells with results")
     keys = sorted(table, key=lambda k: (k[0], k[1] != "piz-daint", k[1]))

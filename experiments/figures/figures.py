@@ -32,7 +32,7 @@ SYNC_SIMULATED = "simulated: AutoSync strategies in SimGrid on datasheet presets
 
 # name: sweeps (experiments/configs/<sweep>.json), whether the AutoSync dataset is needed first,
 # the plot (argv after the python; {sweep}/{out} filled in), where stdout goes, what the numbers are,
-# and the files the figure writes.
+# other files the numbers depend on (a config's cluster files), and the files the figure writes.
 FIGURES = {
     "autoddl_transformer": dict(
         sweeps=["autoddl_transformer"], kind=MODELLED,
@@ -44,6 +44,12 @@ FIGURES = {
         plot=[f"{FIG}/autoddl_speedup.py", "{sweeps}/autoddl_vgg16", "--experts", "owt,dp", "--name",
               "autoddl_vgg16", "--out", "{out}"],
         stdout="autoddl_vgg16.txt", outputs=["autoddl_vgg16.png", "autoddl_vgg16.svg"]),
+    "autoddl_vgg16_hardware": dict(
+        sweeps=["autoddl_vgg16_hardware"], kind=MODELLED, inputs=["experiments/clusters/dgx1-v100-1nic.json"],
+        plot=[f"{FIG}/autoddl_speedup.py", "{sweeps}/autoddl_vgg16_hardware", "--experts", "owt,dp", "--name",
+              "autoddl_vgg16_hardware", "--out", "{out}"],
+        stdout="autoddl_vgg16_hardware.txt",
+        outputs=["autoddl_vgg16_hardware.png", "autoddl_vgg16_hardware.svg"]),
     "cd_vs_ilp": dict(
         sweeps=["autoddl_cd_vs_ilp"], kind=MODELLED,
         plot=[f"{FIG}/cd_vs_ilp.py", "{sweeps}/autoddl_cd_vs_ilp", "--out", "{out}"],
@@ -98,7 +104,8 @@ def inputs_sha256(name):
     """SHA-256 over (path, content hash) of every tracked file the figure's numbers depend on, as
     they are in the working tree (so an uncommitted change counts)."""
     f = FIGURES[name]
-    paths = BINARY_SOURCES + [f"experiments/configs/{s}.json" for s in f["sweeps"]] + [f["plot"][0]]
+    paths = (BINARY_SOURCES + [f"experiments/configs/{s}.json" for s in f["sweeps"]] + [f["plot"][0]] +
+             f.get("inputs", []))
     files = sorted(set(git("ls-files", "--", *paths).splitlines()))
     h = hashlib.sha256()
     for p in files:
