@@ -55,18 +55,6 @@ std::string human_count(double v) {
   return buf;
 }
 
-std::string human_bytes(double b) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g %s", b, units[u]);
-  return buf;
-}
-
 std::string memory_reserve_words(const costmodel::CostReport& r) {
   char buf[200];
   if (r.memory_reserve_bytes > 0) {

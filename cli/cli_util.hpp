@@ -24,8 +24,6 @@ namespace autoddl::cli {
 int64_t parse_bytes(const std::string& text, const std::string& flag);
 // 1.23e9 -> "1.23 G" style human numbers for tables.
 std::string human_count(double v);
-// Bytes in binary units, as nccl-tests sizes read: 9658368 -> "9.211 MiB".
-std::string human_bytes(double bytes);
 // Seconds -> "12.3 ms"/"45.6 us" for tables.
 std::string human_seconds(double s);
 // What the memory margin is measured against: "of the 83.8 GB usable (the GPU's 85.9 GB less its

@@ -23,6 +23,7 @@
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
+#include "autoddl/costmodel/bytes_text.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
 
@@ -300,7 +301,7 @@ int run_plan_for(const CalibrateArgs& a) {
       std::printf("\n# %s over mesh dim %d (pipeline stage sends, %s - %s): not calibrated, priced on the "
                   "cluster's link tier\n",
                   std::string(costmodel::collective_info(n.kind).name).c_str(), n.mesh_dim,
-                  human_bytes(n.min_bytes).c_str(), human_bytes(n.max_bytes).c_str());
+                  costmodel::bytes_text(n.min_bytes).c_str(), costmodel::bytes_text(n.max_bytes).c_str());
     }
   }
   for (const calib::NcclTestsCommand& cmd : calib::nccl_tests_commands(needs, c.gpus_per_node)) {

@@ -33,16 +33,20 @@ int run_export(const ExportOptions& opt) {
   const ClusterSpec c = resolve_cluster(opt.cluster, opt.nodes);
   const SchemedModel m = load_schemed_model(opt.model, opt.knobs, opt.scheme, c, opt.mesh);
   if (!m.note.empty()) throw autoddl::InputError("--scheme", "", "costed on a changed model (" + m.note + "): not exported");
+  // --approximate: the nearest layout, priced on its own next to the scheme it stands for; a
+  // scheme that is a layout (or without --approximate) is exported exactly, or refused.
   std::string why_not;
-  if (exportable_layout(m.graph, c, m.scheme, why_not) || !opt.approximate) {
+  bool is_layout = false;
+  const std::optional<ApproximateLayout> near =
+      opt.approximate ? nearest_layout(m.graph, c, m.scheme, why_not, is_layout) : std::nullopt;
+  if (!near) {
+    if (opt.approximate && !is_layout)
+      throw autoddl::InputError("--approximate", "", std::string(f.name) + " runs no layout near it: " + why_not);
     const std::string text = export_scheme(f, m.graph, c, m.scheme);
     warn_if_infeasible(evaluate(m.graph, c, m.scheme), "this scheme");
     std::printf("# %s\n%s", std::string(f.version).c_str(), text.c_str());
     return 0;
   }
-  // --approximate: the nearest layout, priced on its own next to the scheme it stands for.
-  const std::optional<ApproximateLayout> near = nearest_layout(m.graph, c, m.scheme, why_not);
-  if (!near) throw autoddl::InputError("--approximate", "", std::string(f.name) + " runs no layout near it: " + why_not);
   const CostReport want = evaluate(m.graph, c, m.scheme);
   const CostReport got = evaluate(m.graph, c, near->scheme);
   const std::string text = f.write(m.graph, near->layout);

@@ -351,14 +351,24 @@ int run_search_cmd(const SearchCliOptions& opt) {
     std::string by;
     for (const std::string& f : best_runs.formats) by += (by.empty() ? "" : ", ") + f;
     std::printf("runnable by: %s\n", by.empty() ? ("none (autoddl-only: " + best_runs.why_not + ")").c_str() : by.c_str());
-    if (by.empty()) {
-      // The fastest result a framework runs, beside the best overall (results are ranked).
+    // The fastest feasible result that `format` runs (any framework when empty): results are
+    // ranked, so the first one; run.results.size() when there is none.
+    auto best_run_by = [&](const std::string& format) {
       for (size_t i = 0; i < run.results.size(); ++i) {
         const search::SearchResult& r = run.results[i];
-        if (!r.unavailable.empty() || !r.report.feasible || runs[i].formats.empty()) continue;
+        const auto& f = runs[i].formats;
+        if (r.unavailable.empty() && r.report.feasible &&
+            (format.empty() ? !f.empty() : std::find(f.begin(), f.end(), format) != f.end()))
+          return i;
+      }
+      return run.results.size();
+    };
+    if (by.empty()) {
+      // Beside the best overall, the fastest result a framework runs.
+      if (const size_t i = best_run_by(""); i < run.results.size()) {
+        const search::SearchResult& r = run.results[i];
         std::printf("best runnable: %s, %s per iteration (%.2fx the best's time)\n", r.method.c_str(),
                     human_seconds(r.report.iteration_s).c_str(), r.report.iteration_s / best->report.iteration_s);
-        break;
       }
     }
     if (run.ilp_bound_s) {
@@ -379,15 +389,12 @@ int run_search_cmd(const SearchCliOptions& opt) {
       } catch (const InputError& e) {
         std::printf("\n%s\n", e.reason().c_str());  // "<format> cannot run it: <why>"
       }
-      for (size_t i = 1; i < run.results.size(); ++i) {
+      if (const size_t i = best_run_by(name); i < run.results.size()) {
         const search::SearchResult& r = run.results[i];
-        const auto& f = runs[i].formats;
-        if (!r.unavailable.empty() || !r.report.feasible || std::find(f.begin(), f.end(), name) == f.end()) continue;
         std::printf("%s settings for the best result it runs, rank %zu (%s, %s per iteration, %.2fx the best's time; %s):\n%s",
                     name.c_str(), i + 1, r.method.c_str(), human_seconds(r.report.iteration_s).c_str(),
                     r.report.iteration_s / best->report.iteration_s, std::string(export_format->version).c_str(),
                     export_scheme(*export_format, g, c, r.scheme).c_str());
-        break;
       }
     }
   }

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "autoddl/costmodel/calibration_coverage.hpp"
-#include "cli_util.hpp"
+#include "autoddl/costmodel/bytes_text.hpp"
 
 namespace autoddl::cli {
 
@@ -20,10 +20,10 @@ nlohmann::json print_calibration_coverage(const costmodel::IterationPlan& plan, 
   for (const CollectiveNeed& n : needs) {
     std::string source(coverage_source_name(n.source));
     if (n.source == CoverageSource::measured_extrapolated)
-      source += " (measured " + human_bytes(n.measured_min_bytes) + " - " + human_bytes(n.measured_max_bytes) + ")";
+      source += " (measured " + costmodel::bytes_text(n.measured_min_bytes) + " - " + costmodel::bytes_text(n.measured_max_bytes) + ")";
     if (!n.calibration_applies) source = "not calibrated: stage sends use the cluster's link tier";
     if (n.calibration_applies && n.source != CoverageSource::measured) ++missing;
-    const std::string sizes = human_bytes(n.min_bytes) + " - " + human_bytes(n.max_bytes);
+    const std::string sizes = costmodel::bytes_text(n.min_bytes) + " - " + costmodel::bytes_text(n.max_bytes);
     std::printf("    %-15s %4s %6d %8d %7d %-9s %-23s  %s\n", std::string(collective_info(n.kind).name).c_str(),
                 (std::to_string(n.mesh_dim) + (n.stage_send ? "p" : "")).c_str(), n.group.ranks,
                 n.group.ranks_per_node, n.groups_per_node, n.crosses_nodes ? "nodes" : "one node", sizes.c_str(),

@@ -4,22 +4,11 @@
 #include <string>
 
 #include "autoddl/calib/fit.hpp"
+#include "autoddl/costmodel/bytes_text.hpp"
 
 namespace autoddl::calib {
 
 namespace {
-
-std::string bytes_text(double b) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g %s", b, units[u]);
-  return buf;
-}
 
 std::string percent(const std::optional<double>& x) {
   if (!x) return "-";
@@ -60,7 +49,7 @@ std::string format_fit_report(const FitResult& r) {
         double algbw = band.beta_s_per_byte > 0 ? 1e-9 / band.beta_s_per_byte : 0;
         append(out, "%-15s %6d %8d %6d %11s %6d %9.2f %9.2f %9.2f %8.4f %9.2f %9s %9s\n",
                std::string(costmodel::collective_info(c.kind).name).c_str(), c.group.ranks,
-               c.group.ranks_per_node, c.groups_per_node, bytes_text(band.from_bytes).c_str(), band.fit->points,
+               c.group.ranks_per_node, c.groups_per_node, costmodel::bytes_text(band.from_bytes).c_str(), band.fit->points,
                band.alpha_s * 1e6, algbw, algbw * factor, band.fit->r2,
                band.fit->max_rel_error * 100, percent(band.fit->holdout_rel_error).c_str(),
                b == 0 ? percent(c.fit.holdout_interp_rel_error).c_str() : "");

@@ -40,6 +40,21 @@ int mesh_dim_of(const IterationPlan& plan, int sbp_dim) {
   return sbp_dim;
 }
 
+// A need on mesh dim `mesh_dim` (m): its group shape from the dim, its sizes from `r`.
+CollectiveNeed need_on(const MeshDim& m, int mesh_dim, CollectiveKind kind, const Range& r) {
+  CollectiveNeed n;
+  n.kind = kind;
+  n.mesh_dim = mesh_dim;
+  n.group = {m.size, m.ranks_per_node};
+  n.groups_per_node = m.groups_per_node;
+  n.stride = m.stride;
+  n.crosses_nodes = m.crosses_nodes;
+  n.min_bytes = r.min_bytes;
+  n.max_bytes = r.max_bytes;
+  n.steps = r.steps;
+  return n;
+}
+
 void classify(CollectiveNeed& n, const IterationPlan& plan, int sbp_dim) {
   const Calibration* cal = plan.sbp_mesh.calibration.get();
   if (!cal) return;
@@ -92,18 +107,8 @@ std::vector<CollectiveNeed> collectives_needed(const IterationPlan& plan) {
   std::vector<CollectiveNeed> out;
   for (const auto& [key, r] : ranges) {
     if (r.steps == 0) continue;
-    const int md = mesh_dim_of(plan, key.first);
     const MeshDim& m = plan.sbp_mesh.dims[key.first];
-    CollectiveNeed n;
-    n.kind = key.second;
-    n.mesh_dim = md;
-    n.group = {m.size, m.ranks_per_node};
-    n.groups_per_node = m.groups_per_node;
-    n.stride = m.stride;
-    n.crosses_nodes = m.crosses_nodes;
-    n.min_bytes = r.min_bytes;
-    n.max_bytes = r.max_bytes;
-    n.steps = r.steps;
+    CollectiveNeed n = need_on(m, mesh_dim_of(plan, key.first), key.second, r);
     classify(n, plan, key.first);
     out.push_back(n);
   }
@@ -111,17 +116,9 @@ std::vector<CollectiveNeed> collectives_needed(const IterationPlan& plan) {
     // Stage-boundary sends are priced on the pipeline dim's link tier (eval_frame.cpp), which no
     // calibration changes: listed so a user sees that they are not measured.
     const MeshDim& m = plan.mesh.dims[plan.pipeline_dim];
-    CollectiveNeed n;
-    n.kind = CollectiveKind::send_recv;
-    n.mesh_dim = plan.pipeline_dim;
+    CollectiveNeed n = need_on(m, plan.pipeline_dim, CollectiveKind::send_recv, sends);
     n.stage_send = true;
-    n.group = {2, m.crosses_nodes ? 1 : 2};
-    n.groups_per_node = m.groups_per_node;
-    n.stride = m.stride;
-    n.crosses_nodes = m.crosses_nodes;
-    n.min_bytes = sends.min_bytes;
-    n.max_bytes = sends.max_bytes;
-    n.steps = sends.steps;
+    n.group = {2, m.crosses_nodes ? 1 : 2};  // a send pairs two neighbouring stages
     n.calibration_applies = false;
     out.push_back(n);
   }

@@ -58,16 +58,21 @@ std::optional<MegatronLayout> exportable_layout(const Graph& graph, const Cluste
 }
 
 std::optional<ApproximateLayout> nearest_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
-                                                std::string& why_not) {
-  if (exportable_layout(graph, cluster, scheme, why_not)) {
+                                                std::string& why_not, bool& is_layout) {
+  is_layout = false;
+  if (!has_attention(graph)) {
+    exportable_layout(graph, cluster, scheme, why_not);  // says why, without matching
+    return std::nullopt;
+  }
+  const MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
+  if (m.layout) {
+    is_layout = true;
     why_not = "the scheme is a Megatron layout: nothing to approximate";
     return std::nullopt;
   }
-  if (!has_attention(graph)) return std::nullopt;  // why_not: exportable_layout's reason
-  const MegatronMatch m = match_megatron_layout(graph, cluster, scheme);
+  why_not = "not a Megatron layout: " + m.why_not;  // as exportable_layout says it
   if (!m.nearest) return std::nullopt;
-  ApproximateLayout a{*m.nearest, make_scheme(m.nearest->spec, graph, cluster, {}), why_not};
-  return a;
+  return ApproximateLayout{*m.nearest, make_scheme(m.nearest->spec, graph, cluster, {}), why_not};
 }
 
 std::string export_scheme(const ExportFormat& format, const Graph& graph, const ClusterSpec& cluster,

@@ -40,9 +40,10 @@ struct ApproximateLayout {
   std::string why_not;  // why the scheme itself is not a layout (exportable_layout's reason)
 };
 // nullopt with `why_not` when there is no nearest layout either (a model without attention, a
-// mesh no Megatron layout has).
+// mesh no Megatron layout has), or when the scheme is a layout itself (`is_layout`: export it
+// exactly). One match (match_megatron_layout) in all.
 std::optional<ApproximateLayout> nearest_layout(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
-                                                std::string& why_not);
+                                                std::string& why_not, bool& is_layout);
 
 // The settings that run `scheme`; throws InputError("--scheme", "", why) when it is not a
 // layout the framework runs.
