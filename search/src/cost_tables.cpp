@@ -41,10 +41,10 @@ CostTables::CostTables(const Graph& graph, const ClusterSpec& cluster, TableOpti
   const DeviceMesh mesh = make_mesh(cluster, opt_.mesh_shape, "--mesh");
   AUTODDL_CHECK(opt_.pipeline_dim < mesh.ndims()) << "pipeline dim out of range";
   stages_ = opt_.pipeline_dim < 0 ? 1 : opt_.mesh_shape[opt_.pipeline_dim];
-  PipelineSplit split = split_pipeline_dim(mesh, opt_.pipeline_dim);  // as evaluate() splits it
-  // The tables price boxing uncalibrated, as they always have; evaluate() prices it with the
-  // cluster's calibration (a known difference: see docs/search.md, "The objective").
-  split.sbp_mesh.calibration.reset();
+  // As evaluate() splits it, calibration included: the tables price every collective with the
+  // cluster's measured or fitted times where evaluate() does, so on a calibrated cluster the
+  // descent follows the numbers the result is reported in.
+  PipelineSplit split = split_pipeline_dim(mesh, opt_.pipeline_dim);
   DeviceMesh& sbp_mesh = split.sbp_mesh;
   pp_tier_ = split.tier;
   sbp_shape_ = sbp_mesh.shape();
