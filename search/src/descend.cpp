@@ -88,6 +88,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
                         {"joint_moves", st.joint_moves},
                         {"window_moves", st.window_moves},
                         {"neighbourhoods", st.neighbourhoods},
+                        {"checks_skipped", st.checks_skipped},
                         {"seconds", st.seconds},
                         {"time_limit_hit", st.time_limit_hit}});
   }
@@ -124,6 +125,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
       j["joint_moves"] = st.joint_moves;
       j["window_moves"] = st.window_moves;
       j["neighbourhoods"] = st.neighbourhoods;
+      j["checks_skipped"] = j["checks_skipped"].get<long>() + st.checks_skipped;
       j["seconds"] = j["seconds"].get<double>() + st.seconds;
     }
   }

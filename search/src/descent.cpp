@@ -43,6 +43,11 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
     cvec_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
     jops_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
   }
+  changed_at_.assign(co.size(), 0);
+  improve_empty_at_.assign(co.size(), -1);
+  joint_empty_at_.assign(co.size(), -1);
+  window_empty_at_.assign(co.size(), -1);
+  mem_before_.assign(t_.stages(), 0);
   in_queue_.assign(co.size(), 0);
   queue_.assign(co.size() + 1, 0);
   uniform_ = co.reduced();
@@ -51,6 +56,30 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
       uniform_ = a.choice(co.ops[j]) == a.choice(co.ops[co.op_begin[k]]);
     }
   }
+}
+
+void Descent::apply(const int* ops, const int* c, int n, const int* terms, int n_terms) {
+  for (int s = 0; s < t_.stages(); ++s) mem_before_[s] = a_.memory_bytes(s);
+  a_.move(ops, c, n, terms, n_terms);
+  ++serial_;
+  for (int j = 0; j < n; ++j) changed_at_[co_.of_op[ops[j]]] = serial_;
+  for (int s = 0; s < t_.stages(); ++s) {
+    if (a_.memory_bytes(s) < mem_before_[s]) mem_down_at_ = serial_;
+  }
+}
+
+bool Descent::still_empty(const int* coords, int n, long at, bool weighs_memory) {
+  if (at < 0 || !opt_.skip_repeated_checks) return false;
+  if (weighs_memory && (mem_down_at_ > at || a_.penalty_s() > 0)) return false;
+  for (int j = 0; j < n; ++j) {
+    const int k = coords[j];
+    if (changed_at_[k] > at) return false;
+    for (int x = co_.nbr_begin[k]; x < co_.nbr_begin[k + 1]; ++x) {
+      if (changed_at_[co_.nbrs[x]] > at) return false;
+    }
+  }
+  ++stats_.checks_skipped;
+  return true;
 }
 
 double Descent::delta_tied(int k, const int* ops, int n, int c) {
@@ -88,6 +117,7 @@ bool Descent::improve(int k) {
   const int* ops = members(k, n);
   const int* tm = terms(k, nt);
   const int K = t_.choices(ops[0]);
+  if (still_empty(&k, 1, improve_empty_at_[k], true)) return false;
   double best = -eps();
   int best_c = -1;
   if (uniform_ && n > 1) {  // a tied coordinate: once per class
@@ -113,9 +143,12 @@ bool Descent::improve(int k) {
       best_c = c;
     }
   }
-  if (best_c < 0) return false;
+  if (best_c < 0) {
+    improve_empty_at_[k] = empty_at(true);
+    return false;
+  }
   for (int j = 0; j < n; ++j) cvec_[j] = best_c;
-  a_.move(ops, cvec_.data(), n, tm, nt);
+  apply(ops, cvec_.data(), n, tm, nt);
   ++stats_.moves;
   return true;
 }

@@ -37,6 +37,18 @@ class Descent {
     return &co_.terms[co_.term_begin[k]];
   }
 
+  // Checks that found nothing are not repeated while nothing they read has changed
+  // (descent.cpp): every move stamps its coordinates with a serial, and a check is skipped when
+  // no coordinate it reads (its members and their neighbours) moved since it last came back
+  // empty. A check that weighs memory is also skipped only while every stage stays within
+  // capacity and no stage's memory went down since: a stage whose memory only rose (still
+  // under capacity) penalizes every candidate at least as much as before, since the penalty is
+  // convex (a candidate that lowers memory gains nothing under capacity). Exact: the skipped
+  // check would have come back empty again.
+  void apply(const int* ops, const int* c, int n, const int* terms, int n_terms);
+  bool still_empty(const int* coords, int n, long at, bool weighs_memory);
+  long empty_at(bool weighs_memory) const { return weighs_memory && a_.penalty_s() > 0 ? -1 : serial_; }
+
   // Plain mode (descent.cpp).
   bool improve(int k);
   double delta_tied(int k, const int* ops, int n, int c);
@@ -95,6 +107,11 @@ class Descent {
   std::vector<double> wu_[kMaxWindow], wf_[kMaxWindow];
   std::vector<int> wcand_[kMaxWindow], warg_[kMaxWindow];
   std::vector<int> wnew_, wsorted_;
+  bool win_same_ = false;  // the last window_dp's optimum was the current choice
+  // Skipping repeated empty checks (apply / still_empty).
+  long serial_ = 0, mem_down_at_ = -1;
+  std::vector<long> changed_at_, improve_empty_at_, joint_empty_at_, window_empty_at_;
+  std::vector<double> mem_before_;
 };
 
 }  // namespace autoddl::search

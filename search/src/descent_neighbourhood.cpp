@@ -71,7 +71,10 @@ bool Descent::joint(int u) {
   ++stats_.neighbourhoods;
   const int k = nbh_n_;
   bool improved = false;
-  if (k >= 2) improved = joint_search(k);
+  if (k >= 2 && !still_empty(nbh_, k, joint_empty_at_[u], true)) {
+    improved = joint_search(k);
+    joint_empty_at_[u] = improved ? -1 : empty_at(true);
+  }
   for (int j = 0; j < k; ++j) pos_[nbh_[j]] = -1;
   return improved;
 }
@@ -168,7 +171,7 @@ bool Descent::joint_search(int k) {
     members(nbh_[j], n);
     for (int y = 0; y < n; ++y) cvec_[x++] = best_pick_[j];
   }
-  a_.move(jops_.data(), cvec_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
+  apply(jops_.data(), cvec_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
   ++stats_.joint_moves;
   return true;
 }

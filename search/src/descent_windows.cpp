@@ -46,13 +46,20 @@ bool Descent::windows() {
   for (int u = 0; u < co_.size(); ++u) {
     if ((u & 63) == 0 && out_of_time()) break;
     const int n = grow_window(u);
-    if (n >= 2 && window_dp(n)) any = true;
+    // A window whose DP kept the current choices keeps them while nothing it reads moves (its
+    // DP weighs time only, so memory does not enter).
+    if (n >= 2 && !still_empty(win_, n, window_empty_at_[u], false)) {
+      const bool moved = window_dp(n);
+      any |= moved;
+      window_empty_at_[u] = win_same_ ? serial_ : -1;
+    }
     for (int j = 0; j < n; ++j) pos_[win_[j]] = -1;
   }
   return any;
 }
 
 bool Descent::window_dp(int n) {
+  win_same_ = false;
   ++stamp_;
   uterms_.clear();
   for (int j = 0; j < n; ++j) {
@@ -167,10 +174,11 @@ bool Descent::window_dp(int n) {
       wnew_[y] = best_win_[j];
     }
   }
+  win_same_ = same;
   if (same) return false;
   const double d = a_.delta(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
   if (d >= -eps()) return false;
-  a_.move(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
+  apply(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
   ++stats_.window_moves;
   return true;
 }

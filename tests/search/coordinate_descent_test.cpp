@@ -95,3 +95,38 @@ TEST_CASE("neighbourhood descent from the best seed is within 1% of the ILP opti
   CHECK(r.objective_s <= best * (1 + 1e-9));
   CHECK(best <= r.objective_s * 1.01);
 }
+
+TEST_CASE("skipping repeated empty checks leaves every move and end point as it was", "[search][cd]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4);
+  long skipped = 0;
+  for (const double capacity_fraction : {0.0, 0.5}) {  // 0: the GPU's memory; 0.5: a tight cap
+    TableOptions o = table_options({2, 8});
+    if (capacity_fraction > 0) {
+      const CostTables loose(g, c, o);
+      const Seed dp = make_seeds(loose, 0, 1).front();
+      o.memory_capacity_bytes = capacity_fraction * recompute_objective(loose, dp.choice).memory_bytes[0];
+    }
+    const CostTables t(g, c, o);
+    const Coordinates co = make_coordinates(t, false);
+    bool penalized = false;
+    for (const Seed& s : make_seeds(t, 2, 5)) {
+      Assignment with(t, s.choice), without(t, s.choice);
+      CdOptions n;
+      n.neighbourhood = true;
+      const CdStats a = coordinate_descent(with, co, n);
+      n.skip_repeated_checks = false;
+      const CdStats b = coordinate_descent(without, co, n);
+      INFO(s.name << ", capacity fraction " << capacity_fraction);
+      CHECK(with.choice() == without.choice());
+      CHECK(a.moves == b.moves);
+      CHECK(a.joint_moves == b.joint_moves);
+      CHECK(a.window_moves == b.window_moves);
+      CHECK(b.checks_skipped == 0);
+      skipped += a.checks_skipped;
+      penalized |= Assignment(t, s.choice).penalty_s() > 0;
+    }
+    if (capacity_fraction > 0) CHECK(penalized);  // the tight cap does bind somewhere
+  }
+  CHECK(skipped > 0);
+}

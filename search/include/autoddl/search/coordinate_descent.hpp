@@ -49,6 +49,9 @@ struct CdOptions {
   int window_candidates = 0;
   double time_limit_s = 1e9;
   int max_sweeps = 1000;
+  // Skip a single, joint or window check that came back empty while nothing it reads has moved
+  // since (exact: the same moves, the same end point; off only to test that).
+  bool skip_repeated_checks = true;
   // Called now and then (at most every 0.5 s) with the objective and the sweeps done.
   std::function<void(double objective_s, int sweeps)> progress;
 };
@@ -60,6 +63,7 @@ struct CdStats {
   long joint_moves = 0;     // neighbourhood moves
   long window_moves = 0;    // chain-window DP moves
   long neighbourhoods = 0;  // neighbourhoods searched
+  long checks_skipped = 0;  // empty checks not repeated (CdOptions::skip_repeated_checks)
   double seconds = 0;
   bool time_limit_hit = false;
 };
