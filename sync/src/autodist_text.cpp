@@ -80,8 +80,10 @@ class TextParser {
   int line_ = 1;
   size_t line_start_ = 0;
 
-  [[noreturn]] void fail(const std::string& reason) const {
-    throw InputError(source_, "line " + std::to_string(line_) + " col " + std::to_string(i_ - line_start_ + 1), reason);
+  [[noreturn]] void fail(const std::string& reason) const { fail_at(i_, reason); }
+  // At byte `at` of the current line (a token's start).
+  [[noreturn]] void fail_at(size_t at, const std::string& reason) const {
+    throw InputError(source_, "line " + std::to_string(line_) + " col " + std::to_string(at - line_start_ + 1), reason);
   }
 
   void skip_blank() {
@@ -170,11 +172,12 @@ class TextParser {
   json scalar(const as::Field& f) {
     skip_blank();
     if (f.kind == as::Kind::string) return string_literal();
+    const size_t start = i_;
     const std::string word = identifier();
     if (f.kind == as::Kind::boolean) {
       if (word == "true" || word == "True" || word == "t" || word == "1") return true;
       if (word == "false" || word == "False" || word == "f" || word == "0") return false;
-      fail("'" + word + "' is not true or false");
+      fail_at(start, "'" + word + "' is not true or false");
     }
     auto integer = [&](const std::string& w, int64_t& v) {
       if (w.empty()) return false;
@@ -188,13 +191,13 @@ class TextParser {
     };
     int64_t v = 0;
     if (f.kind == as::Kind::int32) {
-      if (!integer(word, v) || v < INT_MIN || v > INT_MAX) fail("'" + word + "' is not an int32");
+      if (!integer(word, v) || v < INT_MIN || v > INT_MAX) fail_at(start, "'" + word + "' is not an int32");
       return static_cast<int>(v);
     }
     // enumeration: a name or its number
     if (integer(word, v)) {
       if (v < 0 || v >= static_cast<int64_t>(f.enum_names.size()))
-        fail("enum value " + word + " is not in " + f.name + "'s enum");
+        fail_at(start, "enum value " + word + " is not in " + f.name + "'s enum");
       return f.enum_names[static_cast<size_t>(v)];
     }
     for (const char* e : f.enum_names) {
@@ -202,7 +205,7 @@ class TextParser {
     }
     std::string known;
     for (const char* e : f.enum_names) known += (known.empty() ? "" : ", ") + std::string(e);
-    fail("unknown enum value '" + word + "' for " + f.name + " (known: " + known + ")");
+    fail_at(start, "unknown enum value '" + word + "' for " + f.name + " (known: " + known + ")");
   }
 
   json message_value(const as::Field& f, const std::string& where) {
