@@ -87,7 +87,10 @@ json scalar_from_json(const json& v, const as::Field& f, const std::string& sour
   return nullptr;
 }
 
-json message_from_json(const json& j, const as::Message& m, const std::string& source, const std::string& path) {
+json message_from_json(const json& j, const as::Message& m, const std::string& source, const std::string& path,
+                       int depth = 0) {
+  if (depth > as::kMaxDepth)
+    throw InputError(source, path, "messages nested more than " + std::to_string(as::kMaxDepth) + " deep");
   if (!j.is_object()) throw InputError(source, path.empty() ? "(top level)" : path, "must be an object");
   json msg = json::object();
   for (const auto& [key, v] : j.items()) {
@@ -100,14 +103,14 @@ json message_from_json(const json& j, const as::Message& m, const std::string& s
       for (size_t i = 0; i < v.size(); ++i) {
         const std::string at = where + "[" + std::to_string(i) + "]";
         as::set_field(msg, m, *f,
-                      f->kind == as::Kind::message ? message_from_json(v[i], *f->message, source, at)
+                      f->kind == as::Kind::message ? message_from_json(v[i], *f->message, source, at, depth + 1)
                                                    : scalar_from_json(v[i], *f, source, at),
                       source, at);
       }
       if (v.empty()) msg[f->name] = json::array();
     } else {
       as::set_field(msg, m, *f,
-                    f->kind == as::Kind::message ? message_from_json(v, *f->message, source, where)
+                    f->kind == as::Kind::message ? message_from_json(v, *f->message, source, where, depth + 1)
                                                  : scalar_from_json(v, *f, source, where),
                     source, where);
     }
@@ -124,7 +127,8 @@ json parse_autodist_json(const json& j, const std::string& source) {
 std::string write_autodist_strategy(const json& tree, AutodistFormat f) {
   switch (f) {
     case AutodistFormat::text: return as::text_form(tree);
-    case AutodistFormat::json: return to_json_names(tree, as::strategy_message()).dump(2) + "\n";
+    case AutodistFormat::json:  // a name read from a binary file may be invalid UTF-8: replaced, not thrown
+      return to_json_names(tree, as::strategy_message()).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     case AutodistFormat::binary: return as::binary_form(tree);
   }
   return {};

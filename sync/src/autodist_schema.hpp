@@ -45,6 +45,10 @@ std::string json_name(const char* proto_name);
 void set_field(nlohmann::json& msg, const Message& m, const Field& f, nlohmann::json value,
                const std::string& source, const std::string& where);
 
+// Deepest message nesting the readers follow (Strategy > node_config > part_config is 3; AutoDist
+// never nests parts in parts): a crafted file nested a million deep must not exhaust the stack.
+inline constexpr int kMaxDepth = 16;
+
 // "node_config[2].part_config[0]" style paths.
 std::string child_path(const std::string& parent, const std::string& field);
 

@@ -69,8 +69,7 @@ class TextParser {
   TextParser(const std::string& text, std::string source) : t_(text), source_(std::move(source)) {}
 
   json parse() {
-    json msg = parse_fields(as::strategy_message(), "", '\0');
-    return msg;
+    return parse_fields(as::strategy_message(), "", '\0', 0);
   }
 
  private:
@@ -208,7 +207,8 @@ class TextParser {
     fail_at(start, "unknown enum value '" + word + "' for " + f.name + " (known: " + known + ")");
   }
 
-  json message_value(const as::Field& f, const std::string& where) {
+  json message_value(const as::Field& f, const std::string& where, int depth) {
+    if (depth >= as::kMaxDepth) fail("messages nested more than " + std::to_string(as::kMaxDepth) + " deep");
     eat(':');
     char close = '}';
     if (eat('<')) {
@@ -216,11 +216,11 @@ class TextParser {
     } else if (!eat('{')) {
       fail(std::string("expected '{' to open ") + f.name);
     }
-    return parse_fields(*f.message, where, close);
+    return parse_fields(*f.message, where, close, depth + 1);
   }
 
   // Fields up to `close` ('\0': the end of the text).
-  json parse_fields(const as::Message& m, const std::string& path, char close) {
+  json parse_fields(const as::Message& m, const std::string& path, char close, int depth) {
     json msg = json::object();
     while (true) {
       skip_blank();
@@ -237,12 +237,12 @@ class TextParser {
           eat('[');
           if (!eat(']')) {
             do {
-              as::set_field(msg, m, *f, message_value(*f, where), source_, line_where);
+              as::set_field(msg, m, *f, message_value(*f, where, depth), source_, line_where);
             } while (eat(','));
             if (!eat(']')) fail("expected ']'");
           }
         } else {
-          as::set_field(msg, m, *f, message_value(*f, where), source_, line_where);
+          as::set_field(msg, m, *f, message_value(*f, where, depth), source_, line_where);
         }
       } else {
         if (!eat(':')) fail("expected ':' after " + name);

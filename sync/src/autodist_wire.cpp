@@ -84,7 +84,7 @@ class WireReader {
  public:
   WireReader(const std::string& bytes, std::string source) : b_(bytes), source_(std::move(source)) {}
 
-  json read() { return message(as::strategy_message(), 0, b_.size(), ""); }
+  json read() { return message(as::strategy_message(), 0, b_.size(), "", 0); }
 
  private:
   const std::string& b_;
@@ -105,7 +105,8 @@ class WireReader {
     fail(i, where, "varint longer than 10 bytes");
   }
 
-  json message(const as::Message& m, size_t i, size_t end, const std::string& path) {
+  json message(const as::Message& m, size_t i, size_t end, const std::string& path, int depth) {
+    if (depth > as::kMaxDepth) fail(i, path, "messages nested more than " + std::to_string(as::kMaxDepth) + " deep");
     json msg = json::object();
     std::map<std::string, int> counts;
     while (i < end) {
@@ -123,7 +124,7 @@ class WireReader {
       if (want == 2) {
         const uint64_t len = varint(i, end, where);
         if (len > end - i) fail(i, where, "length " + std::to_string(len) + " runs past the end");
-        value = f->kind == as::Kind::message ? message(*f->message, i, i + len, where) : json(b_.substr(i, len));
+        value = f->kind == as::Kind::message ? message(*f->message, i, i + len, where, depth + 1) : json(b_.substr(i, len));
         i += len;
       } else {
         const uint64_t v = varint(i, end, where);

@@ -37,6 +37,16 @@ class YamlReader {
  private:
   std::vector<Line> lines_;
   std::string source_;
+  int depth_ = 0;  // nesting of blocks and flows being read: bounded, so the stack is
+
+  // Counts one level of nesting for the lifetime of the guard.
+  struct Deeper {
+    Deeper(YamlReader& r, int line) : r_(r) {
+      if (++r_.depth_ > 64) r_.fail(line, "nested more than 64 deep");
+    }
+    ~Deeper() { --r_.depth_; }
+    YamlReader& r_;
+  };
 
   [[noreturn]] void fail(int line, const std::string& reason) const {
     throw InputError(source_, "line " + std::to_string(line), reason);
@@ -102,6 +112,7 @@ class YamlReader {
   }
 
   json block(size_t& i, int indent) {
+    const Deeper guard(*this, lines_[i].number);
     if (is_item(lines_[i].text)) return sequence(i, indent);
     if (key_colon(lines_[i].text) != std::string::npos) return mapping(i, indent);
     json v = scalar_or_flow(lines_[i].text, lines_[i].number);
@@ -172,6 +183,7 @@ class YamlReader {
   }
 
   json flow_value(const std::string& t, size_t& k, int line, bool in_flow) {
+    const Deeper guard(*this, line);
     while (k < t.size() && t[k] == ' ') ++k;
     if (k == t.size()) return nullptr;
     const char c = t[k];

@@ -147,6 +147,11 @@ TEST_CASE("malformed AutoDist strategies name the line or field", "[sync][autodi
   CHECK_INPUT_ERROR(parse_autodist_json(json::parse(R"({"nodeConfig": [{"AllReduceSynchronizer": {"group": 1.5}}]})"), "s.json"),
                     "nodeConfig[0].AllReduceSynchronizer.group", "must be an int32");
   CHECK_INPUT_ERROR(parse_autodist_format("yaml", "--format"), "", "unknown format 'yaml'");
+  // Nesting is bounded (a crafted file must not exhaust the stack): parts in parts, 20 deep.
+  std::string deep = "node_config {";
+  for (int i = 0; i < 20; ++i) deep += " part_config {";
+  CHECK_INPUT_ERROR(parse_autodist_text(deep + std::string(21, '}'), "s.txt"), "line 1 col 237",
+                    "messages nested more than 16 deep");
 }
 
 TEST_CASE("AutoDist synchronizers autoddl cannot price are refused naming the field", "[sync][autodist]") {
