@@ -146,6 +146,7 @@ int run_evaluate(const SyncOptions& opt) {
 }
 
 int run_dataset(const SyncOptions& opt) {
+  if (opt.out.empty()) throw InputError("--out", "", "is required");
   if (opt.refeature) {
     const auto start = std::chrono::steady_clock::now();
     int64_t n = sync::refeature_dataset(opt.out, print_note);
@@ -210,7 +211,9 @@ RunFn setup_sync(CLI::App& sub) {
   eval->add_option("--seed", opt->seed, "Seed of the simulator's per-run jitter")->capture_default_str()->check(non_negative_integer());
   CLI::App* dataset = sub.add_subcommand(
       "dataset", "Write (model, cluster, strategy, simulated runtime) records as JSONL (resumable)");
-  dataset->add_option("--out", opt->out, "Output directory (records.jsonl, schema.json)")->required();
+  // Not ->required(): CLI11 would then demand it of `sync dataset import` too (run_dataset checks it).
+  dataset->add_option("--out", opt->out, "Output directory (records.jsonl, schema.json)");
+  dataset->require_subcommand(0, 1);
   dataset->add_option("--jobs", opt->jobs, "Parallel simulations")->capture_default_str();
   dataset->add_option("--per-pair", opt->per_pair, "Records per (model, cluster) pair (24 pairs), at most " +
                                                       std::to_string(sync::kMaxRecordsPerPair))
@@ -226,9 +229,11 @@ RunFn setup_sync(CLI::App& sub) {
                     "for a dataset written by an autoddl with other features); simulates nothing");
   auto learn = setup_sync_learn(sub);
   auto search = setup_sync_search(sub);
-  return [opt, build, dataset, learn, search] {
+  auto autodist = setup_sync_autodist(sub, *dataset);
+  return [opt, build, dataset, learn, search, autodist] {
     if (std::optional<int> rc = learn()) return *rc;
     if (std::optional<int> rc = search()) return *rc;
+    if (std::optional<int> rc = autodist()) return *rc;
     if (dataset->parsed()) return run_dataset(*opt);
     return build->parsed() ? run_build(*opt) : run_evaluate(*opt);
   };

@@ -14,6 +14,8 @@ namespace autoddl::cli {
 std::function<std::optional<int>()> setup_sync_learn(CLI::App& sync);
 // `sync search` (cmd_sync_search.cpp), the same contract.
 std::function<std::optional<int>()> setup_sync_search(CLI::App& sync);
+// `sync export` and `sync dataset import` (cmd_sync_autodist.cpp), the same contract.
+std::function<std::optional<int>()> setup_sync_autodist(CLI::App& sync, CLI::App& dataset);
 
 }  // namespace autoddl::cli
 

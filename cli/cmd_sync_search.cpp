@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "autoddl/costmodel/cluster.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/output_files.hpp"
+#include "autoddl/sync/strategy_compact.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
 #include "autoddl/sync/lowshot.hpp"
@@ -62,9 +64,25 @@ int run_search(const SearchOptions& opt) {
     compression_off = {{"best", {{"name", plain->name}, {"mean_s", plain->mean_s}, {"builder", plain->builder}}},
                        {"best_builder", {{"builder", r.best_plain_builder}, {"mean_s", r.best_plain_builder_s}}},
                        {"speedup_over_best_builder", r.best_plain_builder_s / plain->mean_s}};
-  for (const sync::LowShotRun& run : r.runs)
+  // Every run's strategy (issue 32 item 5) in the compact form (strategy_compact.hpp), once per
+  // distinct strategy; runs and finals name theirs by index. `sync export --strategy REPORT
+  // --run N` takes one away.
+  nlohmann::json variables = nlohmann::json::array(), strategy_list = nlohmann::json::array();
+  for (const sync::Variable& v : vars) variables.push_back(v.name);
+  std::map<std::string, size_t> strategy_index;
+  std::vector<size_t> run_strategy;
+  for (const sync::LowShotRun& run : r.runs) {
+    nlohmann::json compact = sync::strategy_to_compact(run.strategy, vars);
+    const auto [at, added] = strategy_index.emplace(compact.dump(), strategy_list.size());
+    if (added) strategy_list.push_back(std::move(compact));
+    run_strategy.push_back(at->second);
+  }
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    const sync::LowShotRun& run = r.runs[i];
     runs.push_back({{"source", run.source}, {"round", run.round}, {"analytical_s", run.analytical_s},
-                    {"runtime_s", run.runtime_s}, {"score", run.score}});
+                    {"runtime_s", run.runtime_s}, {"score", run.score}, {"strategy", run_strategy[i]}});
+  }
+  for (size_t i = 0; i < r.finals.size(); ++i) finals[i]["run"] = r.finals[i].run;
   sync::Strategy best_strategy = r.best;
   best_strategy.id = best.name;
   nlohmann::json report = {
@@ -79,6 +97,7 @@ int run_search(const SearchOptions& opt) {
       {"compression_off", compression_off},
       {"ranker_accuracy_on_picks", r.last_round_accuracy},
       {"builders", builders}, {"finals", finals}, {"runs", runs},
+      {"strategies", {{"format", sync::kCompactStrategiesFormat}, {"variables", variables}, {"list", strategy_list}}},
       // Per sampled trial: the best mean the search would report had it stopped there (no
       // selection bias: every point is a mean of the same repeated runs the builders get).
       {"trial_curve_s", r.trial_curve_s}, {"wall_s", wall_s}};

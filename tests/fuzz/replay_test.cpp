@@ -46,5 +46,5 @@ TEST_CASE("there is one fuzz target per loader, each with a regression folder", 
     INFO(t.format);
     CHECK(fs::is_directory(root / t.format));
   }
-  CHECK(autoddl::fuzz::targets().size() == 13);
+  CHECK(autoddl::fuzz::targets().size() == 15);
 }

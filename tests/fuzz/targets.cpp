@@ -32,6 +32,9 @@
 #include "autoddl/experiments/matrix.hpp"
 #include "autoddl/experiments/merge.hpp"
 #include "autoddl/sync/analytical.hpp"
+#include "autoddl/sync/autodist.hpp"
+#include "autoddl/sync/autodist_proto.hpp"
+#include "autoddl/sync/autodist_records.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/ranker.hpp"
 #include "autoddl/sync/strategy_json.hpp"
@@ -146,6 +149,32 @@ void run_sync_strategy(const std::string& data) {
   (void)dump_json(sync::evaluation_to_json(e));
 }
 
+// An AutoDist strategy in any form (text, JSON, binary), mapped onto the MLP on autosync-b: an
+// accepted one goes out in each form and reads back with the same variables.
+void run_autodist_strategy(const std::string& data) {
+  static const std::vector<sync::Variable> vars = sync::extract_variables(mlp());
+  static const ClusterSpec c = costmodel::resolve_cluster("autosync-b");
+  static const std::vector<std::string> hosts = sync::default_autodist_hosts(c.nodes);
+  const sync::Strategy s =
+      sync::strategy_from_autodist(sync::read_autodist_strategy(data, "strategy"), vars, c, hosts, "strategy");
+  for (sync::AutodistFormat f : {sync::AutodistFormat::text, sync::AutodistFormat::json, sync::AutodistFormat::binary}) {
+    const std::string out = sync::write_autodist_strategy(sync::strategy_to_autodist(s, vars, c, hosts), f);
+    const sync::Strategy back = sync::strategy_from_autodist(sync::read_autodist_strategy(out, "again"), vars, c, hosts, "again");
+    if (back.vars != s.vars) broken(std::string("AutoDist strategy changed through the ") + sync::autodist_format_name(f) + " form");
+  }
+}
+
+// AutoDist's resource_spec.yml and AutoSync's runtime files (one small YAML reader).
+void run_autodist_yaml(const std::string& data) {
+  try {
+    const sync::AutodistRuntime r = sync::parse_runtime(data, "runtime.yml");
+    if (!(r.runtime_s > 0) || r.runtimes_s.empty()) broken("runtime accepted without a positive label");
+  } catch (const InputError&) {
+  }
+  const sync::AutodistResourceSpec spec = sync::parse_resource_spec(data, "resource_spec.yml");
+  if (spec.nodes.empty()) broken("resource spec accepted without nodes");
+}
+
 void run_sweep_config(const std::string& data) {
   const experiments::SweepConfig cfg =
       experiments::sweep_config_from_json(parse_json_text(data, "sweep.json"), "sweep.json");
@@ -245,7 +274,8 @@ const std::vector<Target>& targets() {
       {"sync_strategy", run_sync_strategy}, {"sweep_config", run_sweep_config},
       {"validation_result", run_validation_result}, {"validation_plan", run_validation_plan},
       {"sync_records", run_sync_records},   {"linear_ranker", run_linear_ranker},
-      {"sweep_results", run_sweep_results},
+      {"sweep_results", run_sweep_results}, {"autodist_strategy", run_autodist_strategy},
+      {"autodist_yaml", run_autodist_yaml},
   };
   return all;
 }
