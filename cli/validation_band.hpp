@@ -25,6 +25,9 @@ struct BandLookup {
   std::string family;    // "dense" (tensor/pipeline/data), "context" (cp > 1), "expert" (an MoE model)
   std::optional<ValidationBand> band;        // this generation and family
   std::optional<ValidationBand> generation;  // this generation, every family
+  // This generation and family in the diagnostic tables (published rows the model is known to
+  // miss, kept out of the gated set): printed when no gated band covers the family.
+  std::optional<ValidationBand> diagnostic;
   bool calibrated = false;                   // the cluster's constants are a calibration's, not the preset's
 };
 
@@ -39,7 +42,8 @@ BandLookup validation_band(const costmodel::ClusterSpec& cluster, const costmode
 // One line without a trailing newline: "H100, dense layouts: mean |error| 4.1% over 10 published
 // rows (max 11.0%), mostly fast (7 of 10 predicted below measured)".
 std::string band_line(const BandLookup& b);
-// {"hardware", "family", "calibrated_cluster", "band": {...} or null, "generation": {...} or null}
+// {"hardware", "family", "calibrated_cluster", "band": {...} or null, "generation": {...} or null,
+//  "diagnostic": {...} or null}
 nlohmann::json band_json(const BandLookup& b);
 
 }  // namespace autoddl::cli
