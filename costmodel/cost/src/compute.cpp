@@ -115,6 +115,10 @@ double optimizer_bytes_per_param(DType dtype) { return dtype_bytes(dtype) == 2 ?
 
 double grad_bytes_per_param(DType dtype) { return std::max(4.0, static_cast<double>(dtype_bytes(dtype))); }
 
+double grad_bytes_per_param(DType dtype, bool reduce_in_16bit) {
+  return reduce_in_16bit && dtype_bytes(dtype) == 2 ? 2.0 : grad_bytes_per_param(dtype);
+}
+
 double grad_reduce_bytes_per_param(DType dtype, bool reduce_in_16bit) {
   if (dtype == DType::bf16 && !reduce_in_16bit) return 4;
   return dtype_bytes(dtype);

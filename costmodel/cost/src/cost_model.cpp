@@ -65,7 +65,7 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   r.param_memory_bytes = memory.param_bytes;
   r.activation_memory_bytes = memory.activation_bytes;
   auto width_name = [](double bytes) { return bytes == 4 ? "fp32" : "16-bit"; };
-  r.grad_dtype = width_name(grad_bytes_per_param(f.train_dtype));
+  r.grad_dtype = width_name(grad_bytes_per_param(f.train_dtype, scheme.grad_reduce_16bit));
   r.grad_reduce_dtype = grad_reduce_bytes_per_param(f.train_dtype, scheme.grad_reduce_16bit) == 4
                             ? "fp32"
                             : std::string(dtype_name(f.train_dtype));

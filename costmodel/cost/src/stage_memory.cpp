@@ -71,7 +71,7 @@ double kept_local_bytes(const Graph& graph, const Scheme& scheme, const EvalFram
 MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFrame& f) {
   const int n_ops = static_cast<int>(graph.ops.size());
   const int S = f.stages;
-  const double opt_bpp = optimizer_bytes_per_param(f.train_dtype), grad_bpp = grad_bytes_per_param(f.train_dtype);
+  const double opt_bpp = optimizer_bytes_per_param(f.train_dtype), grad_bpp = grad_bytes_per_param(f.train_dtype, scheme.grad_reduce_16bit);
   MemoryPhase out;
   out.optimizer_params.assign(S, 0);
   std::vector<double> param_mem(S, 0), act_mem(S, 0), transient(S, 0);

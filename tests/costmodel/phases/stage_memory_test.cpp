@@ -130,6 +130,20 @@ TEST_CASE("16-bit training keeps fp32 main gradients: 18 bytes per parameter wit
   CHECK(grad_bytes_per_param(DType::fp32) == 4);
 }
 
+TEST_CASE("grad_reduce_bf16 keeps bf16 main gradients: 16 B per parameter, not 18", "[costmodel][phases]") {
+  // Megatron-Core's DDP allocates main_grad in the reduction's dtype (grad_reduce_in_fp32=False:
+  // the parameter's), so bf16 training with grad_reduce_bf16=1 holds 2 + 2 + 12 B per parameter.
+  const Graph g = build_zoo_model("gpt", {{"layers", "2"}, {"hidden", "256"}, {"heads", "8"}, {"seq", "128"},
+                                          {"vocab", "1024"}, {"batch", "16"}, {"dtype", "bf16"}});
+  const ClusterSpec c = resolve_cluster("dgx-a100", 1);
+  const CostReport r = evaluate(g, c, make_scheme("megatron:tp=1,pp=1,dp=8,grad_reduce_bf16=1", g, c, {}));
+  CHECK(r.param_memory_bytes == Approx(16.0 * static_cast<double>(g.parameter_count())));
+  CHECK(r.grad_dtype == "16-bit");
+  CHECK(grad_bytes_per_param(DType::bf16, true) == 2);
+  CHECK(grad_bytes_per_param(DType::bf16, false) == 4);
+  CHECK(grad_bytes_per_param(DType::fp32, true) == 4);
+}
+
 TEST_CASE("bf16 gradients are reduced in fp32 unless grad_reduce_bf16 and fp16 gradients in fp16", "[costmodel][phases]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   auto reduced_bytes = [&](const char* dtype, const char* extra) {

@@ -59,6 +59,12 @@ double optimizer_bytes_per_param(DType dtype);
 // Adam holds 2 + 4 + 12 = 18 B per parameter (Korthikanti et al. 2022's Figure 1 bars); fp32: 4.
 double grad_bytes_per_param(DType dtype);
 
+// The gradient buffer when a 16-bit run reduces its gradients in 16 bits (`reduce_in_16bit`,
+// the scheme's grad_reduce_bf16=1): Megatron-Core's DDP allocates its main_grad buffers in the
+// reduction's dtype (megatron/core/distributed/distributed_data_parallel.py: grad_dtype =
+// torch.float if ddp_config.grad_reduce_in_fp32 else param.dtype), so 2 B, not 4; otherwise as above.
+double grad_bytes_per_param(DType dtype, bool reduce_in_16bit);
+
 // Bytes per parameter the data-parallel gradient reduction moves: Megatron-LM's defaults reduce
 // bf16 training's fp32 main gradients in fp32 (accumulate_allreduce_grads_in_fp32 is forced on
 // for bf16, megatron/training/arguments.py) unless --grad-reduce-in-bf16 (`reduce_in_16bit`),
