@@ -1,6 +1,7 @@
-// `autoddl sweep run|merge|status`: parameter sweeps from an experiment config (experiments/).
+// `autoddl sweep run|merge|status|plot`: parameter sweeps from an experiment config (experiments/).
 // run expands the matrix and runs this shard's cells in worker processes that call this very
-// binary's cost/search/simulate; merge combines shard folders; status shows what is done.
+// binary's cost/search/simulate; merge combines shard folders; status shows what is done; plot
+// draws a folder's results with the figure scripts (sweep_plot.cpp).
 #ifdef AUTODDL_HAVE_EXPERIMENTS
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "autoddl/experiments/runner.hpp"
 #include "autoddl/experiments/version.hpp"
 #include "commands.hpp"
+#include "sweep_plot.hpp"
 
 namespace autoddl::cli {
 namespace {
@@ -25,6 +27,7 @@ struct SweepCliOptions {
   std::vector<std::string> merge_dirs;
   std::string merge_out, status_dir;
   int list = 20;
+  SweepPlotOptions plot;
 };
 
 // Workers exec /proc/self/exe itself rather than the path it names: the same binary even when
@@ -131,9 +134,11 @@ RunFn setup_sweep(CLI::App& sub) {
   CLI::App* status = sub.add_subcommand("status", "What a sweep folder holds: done, failed and missing cells");
   status->add_option("dir", opt->status_dir, "Sweep folder")->required();
   status->add_option("--list", opt->list, "Failed and missing cells listed at most")->capture_default_str();
-  return [opt, run, merge] {
+  CLI::App* plot = add_sweep_plot(sub, opt->plot);
+  return [opt, run, merge, plot] {
     if (run->parsed()) return run_cmd(*opt);
     if (merge->parsed()) return merge_cmd(*opt);
+    if (plot->parsed()) return run_sweep_plot(opt->plot);
     return status_cmd(*opt);
   };
 }
