@@ -1,17 +1,21 @@
-// `autoddl sweep run|merge|status`: parameter sweeps from an experiment config (experiments/).
+// `autoddl sweep run|merge|status|plot`: parameter sweeps from an experiment config (experiments/).
 // run expands the matrix and runs this shard's cells in worker processes that call this very
-// binary's cost/search/simulate; merge combines shard folders; status shows what is done.
+// binary's cost/search/simulate; merge combines shard folders; status shows what is done; plot
+// draws a folder's results with the figure scripts (sweep_plot.cpp).
 #ifdef AUTODDL_HAVE_EXPERIMENTS
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
+#include <map>
 
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/experiments/config.hpp"
 #include "autoddl/experiments/merge.hpp"
 #include "autoddl/experiments/runner.hpp"
+#include "autoddl/experiments/version.hpp"
 #include "commands.hpp"
+#include "sweep_plot.hpp"
 
 namespace autoddl::cli {
 namespace {
@@ -19,10 +23,11 @@ namespace {
 struct SweepCliOptions {
   std::string config, out, shard = "0/1";
   int jobs = 1;
-  bool retry_failed = false, allow_large = false;
+  bool retry_failed = false, allow_large = false, reuse = false;
   std::vector<std::string> merge_dirs;
   std::string merge_out, status_dir;
   int list = 20;
+  SweepPlotOptions plot;
 };
 
 // Workers exec /proc/self/exe itself rather than the path it names: the same binary even when
@@ -44,9 +49,17 @@ int run_cmd(const SweepCliOptions& o) {
   ro.out_dir = o.out;
   ro.jobs = o.jobs;
   ro.retry_failed = o.retry_failed;
+  ro.reuse = o.reuse;
   const RunSummary s = run_sweep(config, ro);
   std::printf("sweep %s: %d cells, %d done before, %d run (%d ok, %d failed) in %.2f s; results in %s\n",
               config.name.c_str(), s.cells, s.already, s.ran, s.ok, s.failed, s.wall_s, s.results_file.c_str());
+  if (s.reused_count() > 0) {
+    std::map<std::string, int> counts;
+    for (const auto& [v, keys] : s.reused) counts[v] = static_cast<int>(keys.size());
+    std::printf("reused %d cell%s of another model version (%s; this autoddl: %s); their keys are in %s\n",
+                s.reused_count(), s.reused_count() == 1 ? "" : "s", version_counts_text(counts).c_str(),
+                model_version(), s.summary_file.c_str());
+  }
   return 0;
 }
 
@@ -83,6 +96,14 @@ int status_cmd(const SweepCliOptions& o) {
   for (const auto& [f, n] : s.files) std::printf("  %s: %d rows\n", f.c_str(), n);
   if (s.torn) std::printf("  %d torn last line(s) skipped (an interrupted write; those cells run again)\n", s.torn);
   if (s.stale) std::printf("  %d cells recorded that are not in sweep.json (an older config)\n", s.stale);
+  // Model versions of the standing rows: another version's are stale (`sweep run` recomputes them).
+  if (s.versions.size() > 1 || (s.versions.size() == 1 && s.versions.begin()->first != experiments::model_version())) {
+    for (const auto& [v, n] : s.versions) {
+      const bool mine = v == experiments::model_version();
+      std::printf("  model version %s: %d cells%s\n", v.empty() ? "(unrecorded)" : v.c_str(), n,
+                  mine ? " (this autoddl)" : " (stale: `sweep run` recomputes them unless --reuse)");
+    }
+  }
   print_cells("failed cells", s.failed_rows, o.list, true);
   print_cells("missing cells", s.missing, o.list, false);
   return 0;
@@ -100,6 +121,9 @@ RunFn setup_sweep(CLI::App& sub) {
       ->capture_default_str();
   run->add_option("--out", opt->out, "Output folder (default: the config's output)");
   run->add_flag("--retry-failed", opt->retry_failed, "Run cells again whose recorded result is a failure");
+  run->add_flag("--reuse", opt->reuse,
+                "Keep rows made by another model version (other cost model, search or simulator sources) "
+                "instead of recomputing them; they are listed in the output and in DIR/run.json");
   run->add_flag("--allow-large", opt->allow_large,
                 "Run a config of more than " + std::to_string(experiments::kMaxSweepCells) + " cells (up to " +
                     std::to_string(experiments::kMaxSweepCellsLarge) + ")");
@@ -110,9 +134,11 @@ RunFn setup_sweep(CLI::App& sub) {
   CLI::App* status = sub.add_subcommand("status", "What a sweep folder holds: done, failed and missing cells");
   status->add_option("dir", opt->status_dir, "Sweep folder")->required();
   status->add_option("--list", opt->list, "Failed and missing cells listed at most")->capture_default_str();
-  return [opt, run, merge] {
+  CLI::App* plot = add_sweep_plot(sub, opt->plot);
+  return [opt, run, merge, plot] {
     if (run->parsed()) return run_cmd(*opt);
     if (merge->parsed()) return merge_cmd(*opt);
+    if (plot->parsed()) return run_sweep_plot(opt->plot);
     return status_cmd(*opt);
   };
 }

@@ -10,6 +10,9 @@
 #include "autoddl/costmodel/io.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
+#ifdef AUTODDL_HAVE_EXPERIMENTS
+#include "autoddl/experiments/version.hpp"
+#endif
 
 int main(int argc, char** argv) {
   autoddl::install_temp_cleanup();
@@ -19,6 +22,15 @@ int main(int argc, char** argv) {
       "autoddl"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");
+#ifdef AUTODDL_HAVE_EXPERIMENTS
+  // The commit is for the record; the model version is what sweep rows are compared by.
+  app.set_version_flag("--version",
+                       std::string("autoddl ") + autoddl::experiments::autoddl_version() + "\nmodel version " +
+                           autoddl::experiments::model_version() + " (SHA-256 of the " +
+                           std::to_string(autoddl::experiments::model_version_files()) +
+                           " model source files cmake/model_sources.txt names)",
+                       "Print the version (commit) and the model version sweep rows record, and exit");
+#endif
   std::map<CLI::App*, autoddl::cli::RunFn> runs;
   for (const auto& cmd : autoddl::cli::commands()) {
     CLI::App* sub = app.add_subcommand(std::string(cmd.name), std::string(cmd.help));
@@ -39,6 +51,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "autoddl: error: " << autoddl::safe_text(e.what(), 2000) << " (see --help)\n";

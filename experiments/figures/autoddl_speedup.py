@@ -15,9 +15,8 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sweeplib import load_rows, save
+from sweeplib import SEARCHED, load_rows, save
 
-SEARCHED = ("cd", "cd-nbh", "cd-mesh", "cd-expert", "ilp", "chain-dp")
 LABELS = {"megatron": "Megatron-LM (best grid point)", "dp": "data parallel", "owt": "one weird trick",
           "zero1": "ZeRO-1", "zero3": "ZeRO-3"}
 

@@ -6,11 +6,17 @@ scripts/figures (which builds autoddl first):
   figures.py [--only NAME[,NAME...]] [--list]   run the named figures' sweeps (resumable) and plots
   figures.py --check                            list every figure whose outputs are stale; exit 1 if any
 
+  figures.py --reuse ...                        keep sweep rows of another model version (the figure is then
+                                                marked STALE and --check refuses it)
+
 Each figure gets a sidecar, docs/figures/<name>.json: the commit and date, the commands, the
-configs' SHA-256, the cells read, the seconds taken, and `inputs_sha256`, a hash of every file its
-numbers depend on (the sources of the autoddl binary, its configs and plot scripts). `--check`
-recomputes that hash: a figure without a sidecar, or whose inputs changed since, is stale. Every
-PNG/SVG also carries a provenance line (sweeplib.save draws $AUTODDL_FIGURE_PROVENANCE)."""
+configs' SHA-256, the cells read and the model versions that made them (`cell_versions`), the
+seconds taken (in all and per step), and `inputs_sha256`, a hash of every file its numbers depend
+on (the model sources of cmake/model_sources.txt, its configs and plot scripts). `--check`
+recomputes that hash and the tree's model version (model_version.py): a figure without a sidecar,
+whose inputs changed since, or whose cells were made by another model version (rows kept with
+--reuse) is stale. Every PNG/SVG also carries a provenance line (sweeplib.save draws
+$AUTODDL_FIGURE_PROVENANCE), and a red STALE line when its cells are not of the tree's version."""
 import argparse
 import datetime
 import hashlib
@@ -19,6 +25,9 @@ import os
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
+from model_version import model_files, model_version  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIG = "experiments/figures"
@@ -80,11 +89,11 @@ FIGURES = {
         stdout="autosync_transfer.txt", outputs=["autosync_transfer.png", "autosync_transfer.svg"]),
 }
 
-# What every figure's numbers depend on besides its own config and script: the sources that
-# compute them (the cost model and its presets, the search, the simulator, the sync module, the
-# sweep runner) and the shared plot code. The CLI and build files only carry them.
-BINARY_SOURCES = ["costmodel", "search", "sim", "sync", "experiments/src", "experiments/include",
-                  f"{FIG}/sweeplib.py"]
+# What every figure's numbers depend on besides its own config and script: the model sources that
+# compute them (cmake/model_sources.txt: the cost model and its presets, the search, the simulator,
+# the sync module, the in-process cells; the same files the cells' model version hashes) and the
+# shared plot code. The CLI, the sweep runner and the build files only carry them.
+SHARED_PLOT_CODE = [f"{FIG}/sweeplib.py"]
 DATASET_COMMAND = ["sync", "dataset", "--out", f"{SWEEPS}/autosync_data", "--pairs", "*@autosync-a,*@autosync-b",
                    "--per-pair", "250"]
 
@@ -101,12 +110,13 @@ def sha256_file(path):
 
 
 def inputs_sha256(name):
-    """SHA-256 over (path, content hash) of every tracked file the figure's numbers depend on, as
-    they are in the working tree (so an uncommitted change counts)."""
+    """SHA-256 over (path, content hash) of every file the figure's numbers depend on, as they are
+    in the working tree (so an uncommitted change counts): the model sources, and the tracked
+    config, plot script, shared plot code and extra inputs."""
     f = FIGURES[name]
-    paths = (BINARY_SOURCES + [f"experiments/configs/{s}.json" for s in f["sweeps"]] + [f["plot"][0]] +
-             f.get("inputs", []))
-    files = sorted(set(git("ls-files", "--", *paths).splitlines()))
+    paths = [f"experiments/configs/{s}.json" for s in f["sweeps"]] + [f["plot"][0]] + SHARED_PLOT_CODE + \
+        f.get("inputs", [])
+    files = sorted(set(git("ls-files", "--", *paths).splitlines()) | set(model_files(ROOT)))
     h = hashlib.sha256()
     for p in files:
         if os.path.exists(os.path.join(ROOT, p)):
@@ -119,10 +129,13 @@ def commit():
     return c + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def cell_counts(sweep_dir):
+def cell_counts(sweep_dir, current):
+    """(ok cells, failed rows, {model version: ok cells}) of a sweep folder, the rows of the
+    `current` model version standing over others as `autoddl sweep run` picks them."""
     sys.path.insert(0, os.path.join(ROOT, FIG))
-    from sweeplib import failed_count, load_rows  # noqa: E402
-    return len(load_rows(sweep_dir)), failed_count(sweep_dir)
+    from sweeplib import cell_versions, failed_count, load_rows  # noqa: E402
+    rows = load_rows(sweep_dir, prefer=current)
+    return len(rows), failed_count(sweep_dir), cell_versions(rows)
 
 
 def run(argv, **kw):
@@ -130,24 +143,30 @@ def run(argv, **kw):
     subprocess.run(argv, cwd=ROOT, check=True, **kw)
 
 
-def make(name, autoddl, jobs, dataset_done):
+def make(name, autoddl, jobs, dataset_done, reuse=False):
     f = FIGURES[name]
     t0 = time.time()
+    current = model_version(ROOT)
     commands = []
     if f.get("dataset") and not dataset_done:
         argv = [autoddl] + DATASET_COMMAND + ["--jobs", str(jobs)]
         run(argv)
         commands.append(" ".join(argv[1:]))
-    cells = {}
+    cells, versions = {}, {}
     for s in f["sweeps"]:
         argv = [autoddl, "sweep", "run", f"experiments/configs/{s}.json", "--jobs", str(jobs), "--out", f"{SWEEPS}/{s}"]
+        argv += ["--reuse"] if reuse else []
         run(argv)
         commands.append(" ".join(["autoddl"] + argv[1:]))
-        ok, failed = cell_counts(os.path.join(ROOT, SWEEPS, s))
+        ok, failed, by_version = cell_counts(os.path.join(ROOT, SWEEPS, s), current)
         cells[s] = {"ok": ok, "failed": failed}
+        for v, n in by_version.items():
+            versions[v] = versions.get(v, 0) + n
+    t_sweeps = time.time() - t0
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     configs = ", ".join(f"experiments/configs/{s}.json" for s in f["sweeps"])
-    env = dict(os.environ, AUTODDL_FIGURE_PROVENANCE=f"{f['kind']}; {configs}; commit {commit()}, {date}")
+    env = dict(os.environ, AUTODDL_FIGURE_PROVENANCE=f"{f['kind']}; {configs}; commit {commit()}, model {current}, {date}",
+               AUTODDL_MODEL_VERSION=current)
     plot = [PY] + [a.format(sweeps=SWEEPS, out=OUT) for a in f["plot"]]
     print("figures: $ " + " ".join(plot), flush=True)
     out = subprocess.run(plot, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -155,6 +174,7 @@ def make(name, autoddl, jobs, dataset_done):
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
         raise SystemExit(f"figures: {name}: the plot failed")
+    sys.stderr.write(out.stderr)  # a STALE mark is reported there
     text = "".join(l for l in out.stdout.splitlines(True) if not l.startswith("wrote "))
     with open(os.path.join(ROOT, OUT, f["stdout"]), "w") as fh:
         fh.write(text)
@@ -167,14 +187,18 @@ def make(name, autoddl, jobs, dataset_done):
         "commands": commands,
         "configs": {f"experiments/configs/{s}.json": sha256_file(f"experiments/configs/{s}.json") for s in f["sweeps"]},
         "cells": cells,
+        "model_version": current,
+        "cell_versions": versions,
         "outputs": f["outputs"] + [f["stdout"]],
         "seconds": round(time.time() - t0, 1),
+        "seconds_by_step": {"sweeps": round(t_sweeps, 1), "plot": round(time.time() - t0 - t_sweeps, 1)},
         "inputs_sha256": inputs_sha256(name),
     }
     with open(os.path.join(ROOT, OUT, name + ".json"), "w") as fh:
         json.dump(sidecar, fh, indent=1)
         fh.write("\n")
-    print(f"figures: {name} in {sidecar['seconds']} s", flush=True)
+    print(f"figures: {name} in {sidecar['seconds']} s (sweeps {sidecar['seconds_by_step']['sweeps']} s, "
+          f"plot {sidecar['seconds_by_step']['plot']} s)", flush=True)
 
 
 def stale_reason(name, out_dir):
@@ -189,6 +213,17 @@ def stale_reason(name, out_dir):
             return f"{o} is missing"
     if side.get("inputs_sha256") != inputs_sha256(name):
         return f"its inputs changed since commit {side.get('commit')} ({side.get('date')})"
+    # The cells' model versions: rows kept with --reuse (or plotted from an old sweep folder) are
+    # of another version than the sources' even where the inputs' hash matches.
+    versions = side.get("cell_versions")
+    if versions is None:
+        return "its cells' model versions are not recorded (made before sweep rows carried them)"
+    current = model_version(ROOT)
+    other = {v: n for v, n in versions.items() if v != current}
+    if other:
+        what = ", ".join(f"{n} by {v or 'an unrecorded version'}" for v, n in sorted(other.items()))
+        return (f"{sum(other.values())} of {sum(versions.values())} cells were made by another model version "
+                f"({what}; the model sources are now {current}), e.g. kept with --reuse")
     return None
 
 
@@ -200,6 +235,8 @@ def main():
     ap.add_argument("--figures-dir", default=OUT, help="where the figures are (for --check)")
     ap.add_argument("--autoddl", default="build/autoddl")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep sweep rows of another model version (the figure is marked STALE)")
     a = ap.parse_args()
     names = list(FIGURES)
     if a.only:
@@ -222,7 +259,7 @@ def main():
     os.makedirs(os.path.join(ROOT, OUT), exist_ok=True)
     dataset_done = False
     for n in names:
-        make(n, a.autoddl, a.jobs, dataset_done)
+        make(n, a.autoddl, a.jobs, dataset_done, a.reuse)
         dataset_done = dataset_done or bool(FIGURES[n].get("dataset"))
     return 0
 

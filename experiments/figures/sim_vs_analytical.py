@@ -13,24 +13,27 @@ import matplotlib.pyplot as plt
 from sweeplib import load_rows, save
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
-    ap.add_argument("--name", default="sim_vs_analytical")
-    ap.add_argument("--out", default="docs/figures")
-    a = ap.parse_args()
+def parity_points(rows):
+    """(analytical ms, simulated ms, model, cluster, GPUs, scheme) of every row with a simulation."""
     pts = []
-    for r in load_rows(a.sweep):
+    for r in rows:
         s = r["results"].get("simulate")
         if not s:
             continue
         i = r["inputs"]
         scheme = i.get("scheme") or "searched (" + i.get("method", "?") + ")"
         pts.append((s["analytical_iteration_s"] * 1e3, s["iteration_s"] * 1e3, i["model"], i["cluster"], i["gpus"], scheme))
-    if not pts:
-        sys.exit(f"{a.sweep}: no sim cells with results")
-    fig, ax = plt.subplots(figsize=(5, 4.4))
+    return pts
+
+
+def draw_parity(ax, pts):
+    """Log-log scatter of the points, one colour per cluster and marker per model, with y = x and
+    a +-10% band; prints the agreement summary and the five largest differences."""
     colors = {"piz-daint": "#1f77b4", "dgx-a100": "#d62728"}
+    others = iter(["#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"])
+    for cl in sorted({p[3] for p in pts}):
+        if cl not in colors:
+            colors[cl] = next(others, None)
     markers = {}
     for m in sorted({p[2] for p in pts}):
         markers[m] = "os^Dv"[len(markers) % 5]
@@ -59,6 +62,19 @@ def main():
     worst = sorted(zip(rel, pts), key=lambda t: -abs(t[0]))[:5]
     for x, p in worst:
         print(f"  {100 * x:+6.1f}%  {p[2]} on {p[3]} {p[4]} GPUs, {p[5]}: analytical {p[0]:.2f} ms, simulated {p[1]:.2f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sweep")
+    ap.add_argument("--name", default="sim_vs_analytical")
+    ap.add_argument("--out", default="docs/figures")
+    a = ap.parse_args()
+    pts = parity_points(load_rows(a.sweep))
+    if not pts:
+        sys.exit(f"{a.sweep}: no sim cells with results")
+    fig, ax = plt.subplots(figsize=(5, 4.4))
+    draw_parity(ax, pts)
     fig.tight_layout()
     save(fig, a.out, a.name)
 

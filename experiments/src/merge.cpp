@@ -45,17 +45,22 @@ MergeSummary merge_sweeps(const std::vector<std::string>& dirs, const std::strin
   if (fs::exists(out_dir) && !read_result_rows(out_dir).empty()) {
     throw InputError("--out", "", out_dir + " already holds results; merge into a new folder");
   }
-  // The standing row per key, and a duplicate check: two ok rows of one cell.
+  // The standing row per key, and a duplicate check: two ok rows of one cell and one model
+  // version in two folders. Within a folder a cell may have rows of several model versions (a
+  // rerun after a model change appends): this binary's version stands over the others.
+  const std::string current = model_version();
   std::map<std::string, ResultRow> chosen;
   for (const std::string& d : dirs) {
-    for (const ResultRow& r : read_result_rows(d)) {
-      if (!keys.count(r.key())) {
-        ++sum.dropped;
-        continue;
-      }
+    const std::vector<ResultRow> rows = read_result_rows(d);
+    for (const ResultRow& r : rows) sum.dropped += keys.count(r.key()) ? 0 : 1;
+    for (const auto& [key, r] : latest_rows(rows, current)) {
+      if (!keys.count(key)) continue;
       auto it = chosen.find(r.key());
+      const std::string v = row_model_version(r.row), standing = it == chosen.end() ? "" : row_model_version(it->second.row);
       if (it == chosen.end()) {
         chosen.emplace(r.key(), r);
+      } else if (v != standing && (v == current || standing == current)) {
+        if (v == current) it->second = r;  // this model version stands over another
       } else if (r.ok() && it->second.ok()) {
         throw InputError(r.file, "line " + std::to_string(r.line),
                          "cell " + r.key() + " is already done in " + it->second.file + " line " +
@@ -93,12 +98,13 @@ SweepStatus sweep_status(const std::string& dir) {
   std::map<std::string, int> per_file;
   for (const ResultRow& r : rows) per_file[fs::path(r.file).filename().string()] += 1;
   st.files.assign(per_file.begin(), per_file.end());
-  const auto latest = latest_rows(rows);
+  const auto latest = latest_rows(rows, model_version());
   for (const auto& [k, r] : latest) {
     if (!keys.count(k)) {
       ++st.stale;
       continue;
     }
+    st.versions[row_model_version(r.row)] += 1;
     if (r.ok()) ++st.ok;
     else st.failed_rows.push_back(r.row);
   }

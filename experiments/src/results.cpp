@@ -54,12 +54,28 @@ std::vector<ResultRow> read_result_rows(const std::string& dir, int* torn) {
   return rows;
 }
 
-std::map<std::string, ResultRow> latest_rows(const std::vector<ResultRow>& rows) {
+std::string row_model_version(const json& row) {
+  const auto v = row.find("model_version");
+  return v != row.end() && v->is_string() ? v->get<std::string>() : "";
+}
+
+std::map<std::string, ResultRow> latest_rows(const std::vector<ResultRow>& rows, const std::string& model_version) {
   std::map<std::string, ResultRow> out;
   for (const ResultRow& r : rows) {
     auto it = out.find(r.key());
-    if (it == out.end()) out.emplace(r.key(), r);
-    else if (r.ok() || !it->second.ok()) it->second = r;
+    if (it == out.end()) {
+      out.emplace(r.key(), r);
+      continue;
+    }
+    if (!model_version.empty()) {
+      const bool mine = row_model_version(r.row) == model_version;
+      const bool standing_mine = row_model_version(it->second.row) == model_version;
+      if (mine != standing_mine) {
+        if (mine) it->second = r;
+        continue;
+      }
+    }
+    if (r.ok() || !it->second.ok()) it->second = r;
   }
   return out;
 }

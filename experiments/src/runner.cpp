@@ -79,7 +79,46 @@ pid_t start_worker(const Cell& cell, const std::string& binary, const std::strin
   _exit(0);
 }
 
+std::map<std::string, int> reused_counts(const RunSummary& s) {
+  std::map<std::string, int> out;
+  for (const auto& [v, keys] : s.reused) out[v] = static_cast<int>(keys.size());
+  return out;
+}
+
+// DIR/run.json: what the last run of this shard did, and which rows of another model version it
+// kept (--reuse) or recomputed; the figure scripts and `sweep status` read rows, not this file.
+void write_run_summary(const RunSummary& s, const SweepConfig& config, const RunOptions& opt, const std::string& started) {
+  json reused = json::array();
+  for (const auto& [v, keys] : s.reused) reused.push_back({{"model_version", v}, {"cells", keys.size()}, {"keys", keys}});
+  const json j = {{"sweep", config.name}, {"config_file", config.file}, {"autoddl_version", autoddl_version()},
+                  {"model_version", model_version()}, {"started_utc", started}, {"finished_utc", utc_now_text()},
+                  {"shard", std::to_string(opt.shard_index) + "/" + std::to_string(opt.shard_count)},
+                  {"cells", s.cells}, {"done_before", s.already}, {"ran", s.ran}, {"ok", s.ok}, {"failed", s.failed},
+                  {"reuse", opt.reuse}, {"recomputed_other_version", s.stale_rerun}, {"reused", reused},
+                  {"wall_s", s.wall_s}};
+  write_json_atomic(s.summary_file, j, 1);
+}
+
 }  // namespace
+
+int RunSummary::reused_count() const {
+  int n = 0;
+  for (const auto& [v, keys] : reused) n += static_cast<int>(keys.size());
+  return n;
+}
+
+std::string run_summary_file_name(int shard_index, int shard_count) {
+  if (shard_count <= 1) return "run.json";
+  return "run.shard-" + std::to_string(shard_index) + "-of-" + std::to_string(shard_count) + ".json";
+}
+
+std::string version_counts_text(const std::map<std::string, int>& counts) {
+  std::string out;
+  for (const auto& [v, n] : counts) {
+    out += (out.empty() ? "" : ", ") + (v.empty() ? std::string("(unrecorded)") : v) + ": " + std::to_string(n);
+  }
+  return out;
+}
 
 RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
   RunSummary sum;
@@ -100,13 +139,42 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
   if (log.torn_line() > 0) {
     std::fprintf(opt.progress, "autoddl: note: %s\n", torn_line_note(log.path(), log.torn_line(), "its cell runs again").c_str());
   }
-  // Done = recorded in any results file of the folder (other shards' too).
-  const auto latest = latest_rows(read_result_rows(dir));
+  // Done = recorded in any results file of the folder (other shards' too) by this model version;
+  // a row of another version is recomputed, or kept with --reuse.
+  const std::string current = model_version();
+  const auto latest = latest_rows(read_result_rows(dir), current);
   std::deque<Cell> todo;
   for (const Cell& c : mine) {
     auto it = latest.find(c.key);
-    if (it != latest.end() && (it->second.ok() || !opt.retry_failed)) ++sum.already;
-    else todo.push_back(c);
+    if (it == latest.end()) {
+      todo.push_back(c);
+      continue;
+    }
+    const std::string v = row_model_version(it->second.row);
+    if (v != current && !opt.reuse) {
+      ++sum.stale_rerun[v];
+      todo.push_back(c);
+    } else if (it->second.ok() || !opt.retry_failed) {
+      ++sum.already;
+      if (v != current) sum.reused[v].push_back(c.key);
+    } else {
+      todo.push_back(c);
+    }
+  }
+  sum.summary_file = dir + "/" + run_summary_file_name(opt.shard_index, opt.shard_count);
+  if (!sum.stale_rerun.empty()) {
+    int n = 0;
+    for (const auto& [v, k] : sum.stale_rerun) n += k;
+    std::fprintf(opt.progress,
+                 "sweep %s: %d cell%s recorded by another model version run again (%s; this autoddl: %s); "
+                 "--reuse keeps them\n",
+                 config.name.c_str(), n, n == 1 ? "" : "s", version_counts_text(sum.stale_rerun).c_str(),
+                 current.c_str());
+  }
+  if (!sum.reused.empty()) {
+    std::fprintf(opt.progress, "sweep %s: reusing %d cell%s recorded by another model version (%s; this autoddl: %s), listed in %s\n",
+                 config.name.c_str(), sum.reused_count(), sum.reused_count() == 1 ? "" : "s",
+                 version_counts_text(reused_counts(sum)).c_str(), current.c_str(), sum.summary_file.c_str());
   }
 
   const bool tty = opt.tty < 0 ? isatty(fileno(opt.progress)) : opt.tty == 1;
@@ -121,8 +189,10 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
                sum.already, static_cast<int>(todo.size()), opt.jobs, opt.jobs == 1 ? "" : "s",
                duration_text(estimate_s / opt.jobs).c_str(), log.path().c_str());
   std::fflush(opt.progress);
+  const std::string started = utc_now_text();
   if (todo.empty()) {
     sum.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    write_run_summary(sum, config, opt, started);
     return sum;
   }
 
@@ -137,7 +207,7 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
   auto record = [&](const Running& r, json result, double wall_s) {
     json row = {{"key", r.cell.key}, {"inputs", r.cell.inputs}, {"status", result.value("status", "failed")},
                 {"results", result.value("results", json::object())}, {"wall_s", wall_s},
-                {"autoddl_version", autoddl_version()}, {"finished_utc", utc_now_text()}, {"host", host},
+                {"autoddl_version", autoddl_version()}, {"model_version", model_version()}, {"finished_utc", utc_now_text()}, {"host", host},
                 {"shard", shard_text}};
     if (result.contains("error")) row["error"] = result["error"];
     log.append(row);
@@ -199,6 +269,7 @@ RunSummary run_sweep(const SweepConfig& config, const RunOptions& opt) {
   progress.done();
   fs::remove_all(run_work, ec);
   sum.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  write_run_summary(sum, config, opt, started);
   return sum;
 }
 

@@ -14,11 +14,12 @@
 
 #include "autoddl/costmodel/jsonl.hpp"
 #include "autoddl/experiments/matrix.hpp"
+#include "autoddl/experiments/version.hpp"
 
 namespace autoddl::experiments {
 
 struct ResultRow {
-  nlohmann::json row;  // key, inputs, status ("ok" | "failed"), results, error, wall_s, autoddl_version, ...
+  nlohmann::json row;  // key, inputs, status ("ok" | "failed"), results, error, wall_s, autoddl_version, model_version, ...
   std::string file;    // where it was read from
   int line = 0;
   const std::string& key() const { return row.at("key").get_ref<const std::string&>(); }
@@ -43,8 +44,13 @@ std::string results_file_name(int shard_index, int shard_count);
 // object with a string "key" throws InputError(file, "line N", reason).
 std::vector<ResultRow> read_result_rows(const std::string& dir, int* torn = nullptr);
 
-// The row that stands for each key: the last ok row, or else the last failed row.
-std::map<std::string, ResultRow> latest_rows(const std::vector<ResultRow>& rows);
+// The row that stands for each key: the last ok row, or else the last failed row. Given a model
+// version, rows of that version stand over rows of any other (a cell recomputed after a model
+// change is that change's result even where it failed and the old row was ok).
+std::map<std::string, ResultRow> latest_rows(const std::vector<ResultRow>& rows, const std::string& model_version = "");
+
+// The model version a row records ("" for rows written before rows carried it).
+std::string row_model_version(const nlohmann::json& row);
 
 // sweep.json: {"name", "config_file", "config", "cells": [{"key", "inputs"}]}.
 void write_sweep_manifest(const std::string& dir, const SweepConfig& config, const std::vector<Cell>& cells);
@@ -53,7 +59,5 @@ nlohmann::json read_sweep_manifest(const std::string& dir);
 
 // "2026-11-24T06:40:00Z"
 std::string utc_now_text();
-// Project version and the commit it was configured at, for result rows.
-const char* autoddl_version();
 
 }  // namespace autoddl::experiments
