@@ -42,7 +42,9 @@ struct SimSyncOptions {
   double network_jitter = 0.05;  // σ of the per-transfer bytes factor
   // Collectives as one flow per rank and phase (sim::Fidelity::flow) instead of every ring
   // step: identical uncontended, far fewer events (32-GPU all-reduces dominate otherwise).
-  bool flow_fidelity = false;
+  // The one fidelity of `sync evaluate --sim`, `sync search` and `sync dataset` (they keep this
+  // default), so the three give one strategy the same time; step fidelity is for tests.
+  bool flow_fidelity = true;
   // Runs of the iteration, run r jittered by seed + r (one simulation each); the result's
   // iteration_s is their mean.
   int runs = 1;
