@@ -54,16 +54,24 @@ std::string builder_list() {
 }
 
 void print_summary(const sync::Strategy& s, const sync::Evaluation& e) {
-  int shards = 0, ps = 0;
+  int shards = 0, ps = 0, async = 0;
   for (const sync::VarConfig& v : s.vars) {
     shards += v.shards;
-    for (const sync::Synchronizer& p : v.parts) ps += p.arch == sync::Arch::ps ? 1 : 0;
+    for (const sync::Synchronizer& p : v.parts) {
+      ps += p.arch == sync::Arch::ps ? 1 : 0;
+      async += p.arch == sync::Arch::ps && (!p.sync || p.staleness > 0) ? 1 : 0;
+    }
   }
   std::printf("  %-22s %12s %12s %12s %12s %12s %12s  %zu vars, %d shards (%d PS), %zu servers, %zu groups\n",
               s.id.c_str(), human_seconds(e.iteration_s).c_str(), human_seconds(e.exposed_sync_s).c_str(),
               human_seconds(e.ps_max_s).c_str(), human_seconds(e.ps_sum_s).c_str(),
               human_seconds(e.ar_max_s).c_str(), human_seconds(e.ar_sum_s).c_str(), s.vars.size(), shards, ps,
               e.servers.size(), e.groups.size());
+  // The evaluators price a step; asynchronous updates also change what a step achieves.
+  if (async > 0)
+    std::printf("  %-22s note: %d of %d PS shards asynchronous (sync false or staleness > 0): the step time only, "
+                "convergence per step is not modelled\n",
+                "", async, ps);
 }
 
 void print_header(const Loaded& l) {

@@ -9,6 +9,7 @@
 #include "autoddl/costmodel/compute.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/sync/compression.hpp"
+#include "ps_flows.hpp"
 
 namespace autoddl::sync {
 
@@ -119,44 +120,69 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
   if (W > 1) {
     const double bw = c.node_nic_bw_bytes_per_s(), alpha = c.inter.latency_s;
     const CommGroup all = contiguous_group(c, W);
-    // ---- PS ----
+    // ---- PS ---- (flows: ps_flows.hpp)
     std::map<int, ServerTerms> servers;
-    std::vector<double> node_push_bytes(static_cast<size_t>(N), 0.0);
+    // Per node, its own PS traffic through its NIC: out = its pushes, in = its pulls.
+    std::vector<double> node_out_bytes(static_cast<size_t>(N), 0.0), node_in_bytes(static_cast<size_t>(N), 0.0);
     std::map<int, std::pair<double, double>> duplex;  // server: (push end, pull end)
     std::map<int, double> lane_end;                   // server: end of its last round
     const double one_nic_bw = c.inter.nic_bw_bytes_per_s * c.inter.efficiency;
+    const CommGroup node_group{G, G};
+    auto intra_s = [&](CollectiveKind kind, double bytes) {
+      return G > 1 && bytes > 0 ? nccl_collective_time(c, kind, node_group, bytes).time_s : 0.0;
+    };
+    const int k = N - 1;  // worker nodes whose push and pulls cross the server's NIC
     double first_ready = -1;
     for (const Piece& p : pieces) {
       if (p.sync->arch != Arch::ps) continue;
-      const bool local = p.sync->local_replication;
-      const int senders = local ? N : W;
-      const int remote = local ? N - 1 : W - G;
-      const double b = sender_bytes(p, senders);
+      const detail::PsShardFlows f = detail::ps_shard_flows(*p.var, p.fraction, *p.sync, N, G);
+      // One node's push, and one node's pulls (one per GPU without a proxy), each way α-β.
+      const double push_tx = f.push_bytes / bw, push_ov = alpha;
+      const double pull_tx = f.pulls_per_node * f.pull_bytes / bw, pull_ov = f.pulls_per_node * alpha;
+      // k nodes one after another; async: node n's pull follows its own push, so the server's
+      // incoming pushes and outgoing pulls overlap (a two-stage pipeline over k nodes).
+      auto through_nic = [&](double push, double pull) {
+        if (k == 0) return 0.0;
+        return f.async ? push + (k - 1) * std::max(push, pull) + pull : k * (push + pull);
+      };
+      const double transmission = through_nic(push_tx, pull_tx), overhead = through_nic(push_ov, pull_ov);
+      const double reduce_s = intra_s(f.reduce_kind, f.reduce_bytes), read_s = intra_s(CollectiveKind::all_gather, f.read_bytes);
+      // A proxy's reads follow its node's pull; without one, only the server node's GPUs read
+      // inside a node, while the remote pulls run.
+      const double pulls_nic_s = k * (pull_tx + pull_ov);
+      const double read_exposed_s = f.proxy ? read_s : std::max(0.0, read_s - pulls_nic_s);
+      const double local_s = reduce_s + read_exposed_s;
       ServerTerms& st = servers[p.sync->server];
       st.node = p.sync->server;
       st.shards += 1;
-      st.bytes_in += remote * b;
-      st.bytes_out += remote * b;
-      const double transmission = 2 * remote * b / bw, overhead = 2 * remote * alpha;
-      const double local_s =
-          local && G > 1 ? nccl_collective_time(c, CollectiveKind::all_reduce, CommGroup{G, G}, b).time_s : 0;
+      st.bytes_in += k * f.push_bytes;
+      st.bytes_out += k * f.pulls_per_node * f.pull_bytes;
       st.transmission_s += transmission;
       st.overhead_s += overhead;
       st.local_s += local_s;
       st.time_s += transmission + overhead + local_s;
       st.end_s = std::max(st.end_s, p.ready_s) + transmission + overhead + local_s;
+      // Full duplex: pushes in, pulls out; the next shard's pushes overlap this one's pulls.
       auto& [push_end, pull_end] = duplex[p.sync->server];
-      push_end = std::max(push_end, p.ready_s) + local_s + (transmission + overhead) / 2;
-      pull_end = std::max(pull_end, push_end) + (transmission + overhead) / 2;
+      const double push_begin = std::max(push_end, p.ready_s) + reduce_s;
+      const double push = push_tx + push_ov, pull = pull_tx + pull_ov;
+      push_end = push_begin + k * push;
+      pull_end = f.async && k > 0 ? std::max(std::max(pull_end, push_begin + push) + k * pull, push_end + pull)
+                                  : std::max(pull_end, push_end) + k * pull;
+      pull_end += read_exposed_s;
       ev.ps_duplex_end_s = std::max(ev.ps_duplex_end_s, pull_end);
-      // One round each way; the senders' messages travel at once (one lane per sender).
-      const double round_s = alpha + std::max(remote * b / bw, b / one_nic_bw);
+      // One round each way; the nodes' messages travel at once (one lane per sender).
+      const double push_round = k == 0 ? 0 : alpha + std::max(k * f.push_bytes / bw, f.push_bytes / one_nic_bw);
+      const double pull_round =
+          k == 0 ? 0 : alpha + std::max(k * f.pulls_per_node * f.pull_bytes / bw, f.pull_bytes / one_nic_bw);
       double& lane = lane_end[p.sync->server];
-      lane = std::max(lane, p.ready_s) + local_s + 2 * round_s;
+      lane = std::max(lane, p.ready_s) + local_s + push_round + pull_round;
       ev.ps_lane_end_s = std::max(ev.ps_lane_end_s, lane);
       if (first_ready < 0 || p.ready_s < first_ready) first_ready = p.ready_s;
       for (int n = 0; n < N; ++n) {
-        if (n != p.sync->server) node_push_bytes[static_cast<size_t>(n)] += (local ? 1 : G) * b;
+        if (n == p.sync->server) continue;
+        node_out_bytes[static_cast<size_t>(n)] += f.push_bytes;
+        node_in_bytes[static_cast<size_t>(n)] += f.pulls_per_node * f.pull_bytes;
       }
     }
     for (auto& [node, st] : servers) {
@@ -166,12 +192,18 @@ Evaluation evaluate_analytical(const std::vector<Variable>& vars, const Strategy
       ev.servers.push_back(st);
     }
     if (!servers.empty()) {
-      for (double bytes : node_push_bytes) ev.worker_nic_s = std::max(ev.worker_nic_s, 2 * bytes / bw);
+      for (int n = 0; n < N; ++n) {
+        const size_t i = static_cast<size_t>(n);
+        ev.worker_nic_s = std::max(ev.worker_nic_s, (node_out_bytes[i] + node_in_bytes[i]) / bw);
+      }
       end_s = std::max(end_s, ev.worker_nic_s);
       for (int n = 0; n < N; ++n) {
+        const size_t i = static_cast<size_t>(n);
         auto it = servers.find(n);
-        const double served = it == servers.end() ? 0 : it->second.bytes_in;
-        ev.nic_ps_max_s = std::max(ev.nic_ps_max_s, (served + node_push_bytes[static_cast<size_t>(n)]) / bw);
+        const double served_in = it == servers.end() ? 0 : it->second.bytes_in;
+        const double served_out = it == servers.end() ? 0 : it->second.bytes_out;
+        ev.nic_ps_max_s = std::max(
+            {ev.nic_ps_max_s, (served_in + node_in_bytes[i]) / bw, (served_out + node_out_bytes[i]) / bw});
       }
     }
     // ---- all-reduce groups ----

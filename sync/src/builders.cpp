@@ -140,17 +140,18 @@ Strategy build_partitioned_ar(const std::vector<Variable>& vars, const ClusterSp
   return s;
 }
 
-// parallax_strategy.py: dense gradients all-reduced in chunks of 128 (counting dense
-// variables only), sparse ones on load-balanced PSs without a local proxy.
+// parallax_strategy.py: dense gradients all-reduced in group idx // 128, where idx enumerates
+// every trainable variable (sparse ones included: `for idx, var in enumerate(...)`), sparse
+// ones on load-balanced PSs without a local proxy.
 Strategy build_parallax(const std::vector<Variable>& vars, const ClusterSpec& c) {
   Strategy s = named("parallax");
   LoadBalancer lb(c.nodes);
-  int dense = 0;
-  for (const Variable& v : vars) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const Variable& v = vars[i];
     if (v.sparse) {
       s.vars.push_back(whole(v, ps_on(lb.place(v.bytes))));
     } else {
-      s.vars.push_back(whole(v, ar_in(dense++ / kAutoDistChunkSize)));
+      s.vars.push_back(whole(v, ar_in(static_cast<int>(i) / kAutoDistChunkSize)));
     }
   }
   return s;

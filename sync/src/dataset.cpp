@@ -102,7 +102,6 @@ nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index
   Evaluation e = evaluate_analytical(d.graph, d.vars, s, d.cluster);
   SimSyncOptions so;
   so.seed = rng();
-  so.flow_fidelity = true;
   so.runs = runs;
   SimSyncResult r = simulate_strategy(d.graph, d.vars, s, d.cluster, so);
   return {{"key", pair.key() + "#" + std::to_string(index)},

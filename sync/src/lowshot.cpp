@@ -87,7 +87,6 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
   auto simulate = [&](const Strategy& s, uint64_t seed) {
     SimSyncOptions so;
     so.seed = seed;
-    so.flow_fidelity = true;  // as the dataset: the same numbers uncontended, far fewer events
     return simulate_strategy(g, vars, s, c, so).iteration_s;
   };
   auto candidate = [&](Strategy s) {

@@ -76,6 +76,19 @@ void group_ar(std::vector<Slot>& ar, int max_groups, MergeScheme m, std::mt19937
   }
 }
 
+// AutoSync's VarItem.partitionable_axes (autosync-inference, autodist/strategy/auto/item.py):
+// the axes longer than 1, or only axis 0 for a sparse or embedding variable (its rows are what
+// a lookup gathers); here also only axes that allow 2 shards under max_shards.
+std::vector<int> partitionable_axes(const Variable& v, int max_shards) {
+  std::vector<int> axes;
+  if (max_shards < 2) return axes;
+  for (size_t a = 0; a < v.shape.size(); ++a) {
+    if (v.shape[a] > 1) axes.push_back(static_cast<int>(a));
+    if (v.sparse || v.embedding) break;
+  }
+  return axes;
+}
+
 }  // namespace
 
 Strategy sample_strategy(const std::vector<Variable>& vars, const costmodel::ClusterSpec& c,
@@ -97,12 +110,14 @@ Strategy sample_strategy(const std::vector<Variable>& vars, const costmodel::Clu
   };
   for (const Variable& v : vars) {
     VarConfig vc{v.name, 0, 1, false, {}};
-    const int max_shards = static_cast<int>(std::min<int64_t>(v.rows(), o.max_shards));
-    bool partition = max_shards >= 2 && v.bytes >= o.partition_lb_bytes &&
+    const std::vector<int> axes = partitionable_axes(v, o.max_shards);
+    bool partition = !axes.empty() && v.bytes >= o.partition_lb_bytes &&
                      (v.bytes >= o.partition_ub_bytes || pick(rng, {false, true}));
     if (partition) {
-      vc.shards = uniform_int(rng, 2, max_shards);
-      vc.uneven = v.rows() % vc.shards != 0;
+      vc.axis = axes[static_cast<size_t>(uniform_int(rng, 0, static_cast<int>(axes.size()) - 1))];
+      const int64_t extent = v.shape[static_cast<size_t>(vc.axis)];
+      vc.shards = uniform_int(rng, 2, static_cast<int>(std::min<int64_t>(extent, o.max_shards)));
+      vc.uneven = extent % vc.shards != 0;
     }
     for (int i = 0; i < vc.shards; ++i) vc.parts.push_back(draw(v));
     s.vars.push_back(std::move(vc));

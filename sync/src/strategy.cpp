@@ -73,6 +73,12 @@ void validate_strategy(const Strategy& s, const std::vector<Variable>& vars,
         throw InputError(source, pat + ".server",
                          "node " + std::to_string(sy.server) + " does not exist (" + c.name + " has " +
                              std::to_string(c.nodes) + " nodes, 0.." + std::to_string(c.nodes - 1) + ")");
+      if (sy.arch == Arch::ps && sy.staleness < 0)
+        throw InputError(source, pat + ".staleness", "must be >= 0 (got " + std::to_string(sy.staleness) + ")");
+      // ps_strategy.py and the other PS builders: "If staleness is positive, sync has to be set true."
+      if (sy.arch == Arch::ps && sy.staleness > 0 && !sy.sync)
+        throw InputError(source, pat + ".staleness",
+                         "a positive staleness needs \"sync\": true (sync false is unbounded already)");
       if (sy.arch == Arch::all_reduce && sy.group < 0)
         throw InputError(source, pat + ".group", "must be >= 0 (got " + std::to_string(sy.group) + ")");
     }

@@ -15,7 +15,7 @@ namespace {
 json synchronizer_to_json(const Synchronizer& s) {
   if (s.arch == Arch::ps) {
     return {{"type", "ps"}, {"server", s.server}, {"local_replication", s.local_replication},
-            {"sync", s.sync}};
+            {"sync", s.sync}, {"staleness", s.staleness}};
   }
   return {{"type", "all_reduce"}, {"group", s.group},
           {"compressor", std::string(compressor_name(s.compressor))},
@@ -81,15 +81,16 @@ E parse_enum(const Reader& r, const std::string& key, E fallback, std::initializ
 
 Synchronizer synchronizer_from_json(const json& j, const std::string& source, const std::string& path) {
   Reader type_reader(j, source, path,
-                     {"type", "server", "local_replication", "sync", "group", "compressor", "algorithm"});
+                     {"type", "server", "local_replication", "sync", "staleness", "group", "compressor", "algorithm"});
   Synchronizer s;
   s.arch = parse_enum(type_reader, "type", Arch::all_reduce, {Arch::ps, Arch::all_reduce}, arch_name);
   type_reader.at("type");
   if (s.arch == Arch::ps) {
-    Reader r(j, source, path, {"type", "server", "local_replication", "sync"});
+    Reader r(j, source, path, {"type", "server", "local_replication", "sync", "staleness"});
     s.server = r.integer("server", 0, /*required=*/true);
     s.local_replication = r.boolean("local_replication", false);
     s.sync = r.boolean("sync", true);
+    s.staleness = r.integer("staleness", 0);  // range checked by validate_strategy
   } else {
     Reader r(j, source, path, {"type", "group", "compressor", "algorithm"});
     s.group = r.integer("group", 0);

@@ -8,6 +8,7 @@
 
 #include "autoddl/costmodel/collective.hpp"
 #include "autoddl/sync/compression.hpp"
+#include "ps_flows.hpp"
 
 namespace autoddl::sync::detail {
 
@@ -154,32 +155,91 @@ SyncEmitResult emit_strategy_sync(sim::Program& p, const SyncGroupLayout& L, con
   };
 
   const double nic_bw = c.node_nic_bw_bytes_per_s();
+  const CommGroup node_group{G, G};
+  // A node's GPUs, and the PS lane of rank r to server node s.
+  auto node_devices = [&](int n) {
+    return std::vector<int>(L.devices.begin() + n * G, L.devices.begin() + (n + 1) * G);
+  };
+  auto lane = [&](int r, int s) { return L.first_lane + r * N + s; };
+  auto send = [&](int from, int to, double bytes, std::vector<sim::TaskId> deps, int stream, const std::string& n) {
+    sim::TaskId id = p.send_recv(from, to, bytes,
+                                 {.deps = std::move(deps), .phase = L.phase, .stream = stream, .name = n, .stage = L.stage});
+    add(id, c.inter.latency_s + bytes / nic_bw);
+    return id;
+  };
+  // An intra-node collective of node n on the lane of its first rank to `server` (so it queues
+  // behind that node's earlier traffic to the same server, as its push does).
+  auto node_collective = [&](int n, int server, CollectiveKind kind, double bytes, std::vector<sim::TaskId> deps,
+                             const std::string& name) {
+    const CollectiveAlgo algo = kind == CollectiveKind::all_reduce
+                                    ? chosen_algo(c, ArAlgorithm::automatic, node_group, bytes)
+                                    : CollectiveAlgo::ring;
+    sim::Task t;
+    t.kind = sim::TaskKind::collective;
+    t.phase = L.phase;
+    t.stream = lane(n * G, server);
+    t.name = name;
+    t.devices = node_devices(n);
+    t.collective = kind;
+    t.algo = algo;
+    t.bytes = bytes;
+    t.channels = L.channels;
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    t.deps = std::move(deps);
+    t.stage = L.stage;
+    const sim::TaskId id = p.add(std::move(t));
+    add(id, collective_algo_time_s(c, kind, algo, node_group, bytes));
+    return id;
+  };
   for (const Piece& pc : pieces) {
     emit_groups_before(pc.order, false);
     if (pc.sync->arch != Arch::ps) continue;
-    const bool local = pc.sync->local_replication;
+    const PsShardFlows f = ps_shard_flows(*pc.var, pc.fraction, *pc.sync, N, G);
     const int node = pc.sync->server;
     const int server = L.devices[static_cast<size_t>(node * G)];
-    const double b = sender_bytes(pc, local ? N : W);
-    std::vector<int> senders;  // ranks
-    for (int r = 0; r < W; ++r) {
-      if (r / G == node) continue;      // same node: no NIC crossing
-      if (local && r % G != 0) continue;  // the node's proxy pushes for it
-      senders.push_back(r);
+    const std::string& var = pc.var->name;
+    // Every node sums its GPUs' gradients (on its first GPU, standing in for its CPU).
+    std::vector<std::vector<sim::TaskId>> reduced(static_cast<size_t>(N));  // per node: what its push waits for
+    for (int n = 0; n < N; ++n) {
+      std::vector<sim::TaskId> ready;
+      for (int r = n * G; r < (n + 1) * G; ++r) ready.push_back(in.ready(r, pc.var_index));
+      if (G > 1 && f.reduce_bytes > 0) {
+        reduced[static_cast<size_t>(n)] = {
+            node_collective(n, node, f.reduce_kind, f.reduce_bytes * factor(), ready, "reduce " + var)};
+      } else {
+        reduced[static_cast<size_t>(n)] = ready;
+      }
     }
-    auto send = [&](int from, int to, double bytes, std::vector<sim::TaskId> deps, int lane, const std::string& n) {
-      sim::TaskId id = p.send_recv(from, to, bytes,
-                                   {.deps = std::move(deps), .phase = L.phase, .stream = lane, .name = n, .stage = L.stage});
-      add(id, c.inter.latency_s + bytes / nic_bw);
-      return id;
-    };
-    std::vector<sim::TaskId> pushes;
-    for (int r : senders) {
-      pushes.push_back(send(L.devices[static_cast<size_t>(r)], server, b * factor(), {in.ready(r, pc.var_index)},
-                            L.first_lane + r * N + node, "push " + pc.var->name));
+    // One push per worker node, from its first rank; the server's own node does not cross the NIC.
+    std::vector<sim::TaskId> pushes(static_cast<size_t>(N), sim::TaskId{});
+    std::vector<sim::TaskId> applied = reduced[static_cast<size_t>(node)];  // sync: every push and the server node's sum
+    for (int n = 0; n < N; ++n) {
+      if (n == node) continue;
+      const int r = n * G;
+      pushes[static_cast<size_t>(n)] = send(L.devices[static_cast<size_t>(r)], server, f.push_bytes * factor(),
+                                            reduced[static_cast<size_t>(n)], lane(r, node), "push " + var);
+      applied.push_back(pushes[static_cast<size_t>(n)]);
     }
-    for (int r : senders)
-      send(server, L.devices[static_cast<size_t>(r)], b * factor(), pushes, L.first_lane + r * N + node, "pull " + pc.var->name);
+    for (int n = 0; n < N; ++n) {
+      if (n == node) continue;
+      // async: the node reads the shard once its own push is applied.
+      const std::vector<sim::TaskId> after = f.async ? std::vector<sim::TaskId>{pushes[static_cast<size_t>(n)]} : applied;
+      if (f.proxy) {
+        const int r = n * G;
+        const sim::TaskId pull =
+            send(server, L.devices[static_cast<size_t>(r)], f.pull_bytes * factor(), after, lane(r, node), "pull " + var);
+        node_collective(n, node, CollectiveKind::all_gather, f.read_bytes * factor(), {pull}, "proxy read " + var);
+      } else {
+        for (int r = n * G; r < (n + 1) * G; ++r)
+          send(server, L.devices[static_cast<size_t>(r)], f.pull_bytes * factor(), after, lane(r, node), "pull " + var);
+      }
+    }
+    // The server node's GPUs read the updated shard from its CPU.
+    if (G > 1 && f.read_bytes > 0) {
+      const std::vector<sim::TaskId> after = f.async ? reduced[static_cast<size_t>(node)] : applied;
+      node_collective(node, node, CollectiveKind::all_gather, f.read_bytes * factor(), after, "read " + var);
+    }
   }
   emit_groups_before(0, true);
   return out;

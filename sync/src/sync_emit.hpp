@@ -9,13 +9,19 @@
 //   with fp16-compressed members casts them on every rank, on the same stream, before (fp32 ->
 //   fp16) and after (fp16 -> fp32) its all-reduce: compute tasks of half fp16_cast_s each
 //   (compression.hpp), as the analytical evaluator charges them.
-// * PS: the server of a shard on group node n is the group's first rank on that node (sim/ has
-//   GPU hosts only; it sits behind the same node NIC as the node's CPU would). Rank w pushes to
-//   server node n on lane first_lane + w·nodes + n (the same stream index on both ends), so a
-//   rank talks to all servers at once and all pushes reach a server at once and share its NIC
-//   (incast); once every push of a shard arrived the server returns it to each sender (pull).
-//   Ranks on the server's node do not cross the NIC and are not simulated; with local
-//   replication only each node's first rank pushes.
+// * PS (flows in ps_flows.hpp, after AutoDist's PSSynchronizer): the server of a shard on group
+//   node n is the group's first rank on that node, and each node's first rank stands in for
+//   its CPU (sim/ has GPU hosts only; they sit behind the same node NIC). Every node sums its
+//   ranks' gradients with an intra-node collective once they are ready; each other node's
+//   first rank w pushes the sum to the server on lane first_lane + w·nodes + n (the same stream
+//   index on both ends), so a node talks to all servers at once and the pushes of all nodes
+//   reach a server at once and share its NIC (incast). The update goes back to every rank of
+//   the node (one send each on its own lane) or, with local replication, to the node's first
+//   rank (its proxy), followed by an intra-node all-gather (the copies into the node's GPUs);
+//   the server node's ranks read it with the same all-gather. Synchronous: the pulls wait for
+//   every push and the server node's sum; asynchronous (sync false, staleness > 0): a node's
+//   pulls wait for its own push only. A node's intra-node collectives for a server run on its
+//   first rank's lane to that server, after its earlier shards there.
 // * Emission follows the pieces' ready order (PS shards and groups interleaved), so every
 //   dependency is on an earlier task (program.hpp).
 #pragma once

@@ -37,6 +37,7 @@ std::vector<Variable> extract_variables(const Graph& g) {
         const Tensor& idx = g.tensors[op.inputs[1]];
         bool batched = !idx.shape.empty() && idx.shape[0] == g.batch;
         (batched ? v.batched_lookups : v.replicated_lookups) += idx.elements();
+        v.embedding = true;
       } else {
         all_lookups = false;
       }

@@ -102,18 +102,73 @@ TEST_CASE("load balancing splits the incast over servers: max falls, sum stays",
   CHECK(lb.worker_nic_s == Approx(2 * (kDenseBytes - 40) / kB));
 }
 
-TEST_CASE("PS with several GPUs per node: local replication sends one copy per node",
+// AutoDist's PSSynchronizer (autodist/kernel/synchronization/ps_synchronizer.py) sums a node's
+// GPU gradients on the node's CPU before the push ("Hierarchical reduction at local node"),
+// with or without local replication; local replication only adds a proxy copy that the node
+// pulls once and its GPUs read (proxy_variable.py). Without it every GPU reads the PS.
+TEST_CASE("AutoDist PS pushes one summed gradient per node and local replication pulls once per node",
           "[sync][analytical]") {
   Graph g = test::tiny_model(false);
   ClusterSpec c = test::test_cluster(3, 2);  // intra: 1e10 B/s, 1 us
   Strategy s = built("ps", g, c);
   Evaluation plain = run(g, c, s);
-  CHECK(plain.servers[0].bytes_in == 4 * kDenseBytes);  // 6 GPUs, 2 of them on node 0
+  // nodes 1 and 2 push one sum each; their 4 GPUs each pull (6 GPUs, 2 of them on node 0)
+  CHECK(plain.servers[0].bytes_in == 2 * kDenseBytes);
+  CHECK(plain.servers[0].bytes_out == 4 * kDenseBytes);
+  CHECK(plain.servers[0].transmission_s == Approx(6 * kDenseBytes / kB));
+  CHECK(plain.servers[0].overhead_s == Approx(4 * 6 * kAlpha));  // 4 variables, 6 messages each
+  // every node first sums its 2 GPUs' gradient, a ring all-reduce of 2: 2α_i + b/1e10 per
+  // variable; node 0's GPUs read the update (an all-gather of 2: α_i + b/2e10) while the
+  // remote GPUs pull, which takes longer, so only the sum is charged
+  CHECK(plain.servers[0].local_s == Approx(4 * 2e-6 + kDenseBytes / 1e10));
   for (VarConfig& v : s.vars) v.parts[0].local_replication = true;
   Evaluation proxy = run(g, c, s);
-  CHECK(proxy.servers[0].bytes_in == 2 * kDenseBytes);  // nodes 1 and 2, one copy each
-  // the proxy first all-reduces each variable over the node's 2 GPUs: 2α_i + b/1e10 each
-  CHECK(proxy.servers[0].local_s == Approx(4 * 2e-6 + kDenseBytes / 1e10));
+  CHECK(proxy.servers[0].bytes_in == 2 * kDenseBytes);
+  CHECK(proxy.servers[0].bytes_out == 2 * kDenseBytes);  // one pull per node into its proxy
+  // the sum, then the proxy's copies into the node's GPUs after the pull
+  CHECK(proxy.servers[0].local_s == Approx(4 * 2e-6 + kDenseBytes / 1e10 + 4 * 1e-6 + kDenseBytes / 2e10));
+  CHECK(proxy.iteration_s < plain.iteration_s);
+}
+
+TEST_CASE("PS on one node: no NIC but the node's sum and reads are charged", "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  ClusterSpec c = test::test_cluster(1, 2);
+  Evaluation e = run(g, c, built("ps", g, c));
+  REQUIRE(e.servers.size() == 1);
+  CHECK(e.servers[0].bytes_in == 0);
+  CHECK(e.servers[0].transmission_s == 0);
+  // per variable a ring all-reduce of 2 (2α_i + b/1e10) and an all-gather of 2 (α_i + b/2e10)
+  CHECK(e.servers[0].local_s == Approx(4 * 3e-6 + 1.5 * kDenseBytes / 1e10));
+  CHECK(e.exposed_sync_s > 0);
+}
+
+// ps_synchronizer.py's between_graph_apply returns early for sync = false: no accumulator and
+// no token queues, so a node's update is applied on arrival and its next read follows its own
+// push. The server's pushes in and pulls out then overlap: over k nodes a shard takes
+// push + (k−1)·max(push, pull) + pull instead of k·(push + pull).
+TEST_CASE("sync false changes the step: a node's pull follows its own push", "[sync][analytical]") {
+  Graph g = test::tiny_model(false);
+  std::vector<Variable> vars = extract_variables(g);
+  ClusterSpec c = test::test_cluster(5, 1);
+  SyncTimeline at_once;
+  at_once.ready_s.assign(vars.size(), 0.0);
+  Strategy s = built("ps", g, c);
+  Evaluation sync = evaluate_analytical(vars, s, c, at_once);
+  for (VarConfig& v : s.vars) v.parts[0].sync = false;
+  Evaluation async = evaluate_analytical(vars, s, c, at_once);
+  // 4 remote nodes: 8 messages of each variable one after another, against 5
+  CHECK(sync.servers[0].transmission_s == Approx(8 * kDenseBytes / kB));
+  CHECK(async.servers[0].transmission_s == Approx(5 * kDenseBytes / kB));
+  CHECK(async.servers[0].overhead_s == Approx(4 * 5 * kAlpha));
+  CHECK(async.iteration_s < sync.iteration_s);
+  CHECK(async.iteration_s == Approx(5 * kDenseBytes / kB + 20 * kAlpha));
+  // a positive staleness (with sync) applies each node's gradient on arrival too; within the
+  // one step priced here its bound never binds
+  for (VarConfig& v : s.vars) {
+    v.parts[0].sync = true;
+    v.parts[0].staleness = 3;
+  }
+  CHECK(evaluate_analytical(vars, s, c, at_once).iteration_s == Approx(async.iteration_s));
 }
 
 TEST_CASE("sparse gradients push only the touched rows and their indices", "[sync][analytical]") {

@@ -146,6 +146,36 @@ TEST_CASE("Parallax: sparse gradients to load-balanced PS, dense ones all-reduce
   CHECK(dense > 0);
 }
 
+// parallax_strategy.py numbers groups by `idx // chunk_size` with idx enumerating ALL trainable
+// variables, sparse ones included. BERT-base here has 206 variables in graph order; the
+// sparse ones are embeddings.position (index 1) and embeddings.token_type (index 2) (the word
+// embedding is tied to the MLM decoder, so dense). By AutoDist's rule indices 0..127 are
+// group 0, which holds the 128 − 2 = 126 dense ones among them, and indices 128..205 are group
+// 1: 78 variables, the first layer.7.ffn.fc1.bias (index 128). Counting dense variables only
+// would give 128 and 76.
+TEST_CASE("Parallax groups BERT's dense variables by their index among all variables as AutoDist does",
+          "[sync][builders]") {
+  std::vector<Variable> vars = extract_variables(build_zoo_model("bert", {}));
+  REQUIRE(vars.size() == 206);
+  REQUIRE(vars[1].name == "embeddings.position");
+  REQUIRE(vars[2].name == "embeddings.token_type");
+  REQUIRE(vars[1].sparse);
+  REQUIRE(vars[2].sparse);
+  int sparse = 0;
+  for (const Variable& v : vars) sparse += v.sparse ? 1 : 0;
+  REQUIRE(sparse == 2);
+  Strategy s = build("parallax", vars, test::test_cluster(4, 1));
+  std::map<int, int> members;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const Synchronizer& p = s.vars[i].parts[0];
+    if (p.arch == Arch::all_reduce) members[p.group] += 1;
+  }
+  CHECK(members == std::map<int, int>{{0, 126}, {1, 78}});
+  CHECK(vars[128].name == "layer.7.ffn.fc1.bias");
+  CHECK(s.vars[127].parts[0].group == 0);
+  CHECK(s.vars[128].parts[0].group == 1);
+}
+
 TEST_CASE("DDP buckets VGG16's gradients: 1 MiB first bucket, then 25 MiB, in ready order",
           "[sync][builders]") {
   std::vector<Variable> vars = extract_variables(build_zoo_model("vgg16", {}));

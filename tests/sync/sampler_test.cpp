@@ -3,6 +3,8 @@
 #include "autoddl/sync/sampler.hpp"
 
 #include <catch2/catch.hpp>
+#include <set>
+#include <string>
 
 #include "autoddl/costmodel/zoo.hpp"
 #include "tiny.hpp"
@@ -30,6 +32,40 @@ TEST_CASE("sampled strategies are valid and keep sparse gradients on PS", "[sync
   CHECK(partitioned > 0);
   CHECK(ps > 0);
   CHECK(ar > 0);
+}
+
+// AutoSync's sample_partition_config draws the axis uniformly from VarItem.partitionable_axes
+// (autosync-inference, autodist/strategy/auto/item.py): every axis longer than 1, axis 0 only
+// for sparse or embedding variables. VGG16's conv kernels (out, in, 3, 3) and FC weights offer
+// several axes; NCF's embedding tables only their rows.
+TEST_CASE("the sampler partitions along any axis longer than 1 but embeddings along rows only",
+          "[sync][sampler]") {
+  ClusterSpec c = test::test_cluster(4, 2);
+  SamplerOptions o;
+  o.partition_lb_bytes = 0;
+  o.partition_ub_bytes = 0;  // partition every variable that has an axis to split
+  for (const char* model : {"vgg16", "ncf"}) {
+    INFO(model);
+    std::vector<Variable> vars = extract_variables(build_zoo_model(model, {}));
+    std::mt19937_64 rng(5);
+    std::set<int> axes_seen;
+    for (int i = 0; i < 40; ++i) {
+      Strategy s = sample_strategy(vars, c, o, rng);
+      validate_strategy(s, vars, c, "sample");
+      for (size_t k = 0; k < vars.size(); ++k) {
+        const VarConfig& vc = s.vars[k];
+        if (vc.shards == 1) continue;
+        CHECK(vars[k].shape[static_cast<size_t>(vc.axis)] >= vc.shards);
+        if (vars[k].sparse || vars[k].embedding) CHECK(vc.axis == 0);
+        axes_seen.insert(vc.axis);
+      }
+    }
+    CHECK(axes_seen.count(0) == 1);
+    if (std::string(model) == "vgg16") {
+      CHECK(axes_seen.count(1) == 1);
+      CHECK(axes_seen.count(2) == 1);  // a kernel's height
+    }
+  }
 }
 
 TEST_CASE("a seed fixes the sampled strategy", "[sync][sampler]") {

@@ -23,6 +23,8 @@ TEST_CASE("every builder's strategy round-trips through JSON", "[sync][json]") {
   SECTION("non-default synchronizer fields survive too") {
     Strategy s = find_builder("partitioned_ps").build(vars, c);
     s.vars[0].parts[1].local_replication = true;
+    s.vars[0].parts[0].staleness = 2;
+    s.vars[2].parts[0].sync = false;
     s.vars[1] = {"fc1.weight", 0, 1, false, {Synchronizer{}}};
     s.vars[1].parts[0].compressor = Compressor::fp16;
     s.vars[1].parts[0].algorithm = ArAlgorithm::hierarchical;
@@ -81,6 +83,17 @@ TEST_CASE("a bad strategy file names the field and the reason", "[sync][json][ba
        "vars[1].parts[0].algorithm",
        "group 0 is one collective but mixes 'ring' (vars[0].parts[0]) and 'tree'"},
       {[](json& j) { j["format"] = "autodist"; }, "format", "must be \"autoddl-sync-strategy\""},
+      {[](json& j) { j["vars"][2]["parts"][0]["staleness"] = -1; }, "vars[2].parts[0].staleness",
+       "must be >= 0 (got -1)"},
+      {[](json& j) { j["vars"][2]["parts"][0]["staleness"] = 1.5; }, "vars[2].parts[0].staleness",
+       "must be an integer"},
+      {[](json& j) {
+         j["vars"][2]["parts"][0]["staleness"] = 2;
+         j["vars"][2]["parts"][0]["sync"] = false;
+       },
+       "vars[2].parts[0].staleness", "a positive staleness needs \"sync\": true (sync false is unbounded already)"},
+      {[](json& j) { j["vars"][2]["parts"][0] = {{"type", "all_reduce"}, {"staleness", 1}}; },
+       "vars[2].parts[0].staleness", "unknown key"},
   };
   for (const Case& k : cases) {
     json j = valid_file();

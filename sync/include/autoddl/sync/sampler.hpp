@@ -1,9 +1,12 @@
 // AutoSync's knowledge-guided strategy space (AutoDist branch autosync-inference,
 // strategy/auto/strategy_sampler.py; reference/autosync.md §3), as a seeded sampler:
-// per variable, maybe partition it (axis 0; by byte size: below partition_lb_bytes never, at
-// or above partition_ub_bytes always, else with probability 1/2), shards uniform in
-// [2, min(rows, max_shards)]; each whole variable or shard gets PS or all-reduce (sparse
-// gradients always PS; PS synchronous, local replication sampled only when a node has > 1 GPU;
+// per variable, maybe partition it (by byte size: below partition_lb_bytes never, at or above
+// partition_ub_bytes always, else with probability 1/2) along an axis drawn uniformly from its
+// partitionable ones (those longer than 1; axis 0 only for a sparse or embedding variable,
+// AutoSync's VarItem.partitionable_axes), shards uniform in [2, min(extent, max_shards)]; each
+// whole variable or shard gets PS or all-reduce (sparse gradients always PS; PS synchronous,
+// as AutoSync samples sync = true, staleness 0 only; local replication sampled only when a
+// node has > 1 GPU;
 // all-reduce compressor uniform over none/fp16, algorithm auto). Then the post-pass places PS
 // shards with the load balancer and groups all-reduce shards with the merge scheme.
 #pragma once

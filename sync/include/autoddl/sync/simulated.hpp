@@ -7,14 +7,16 @@
 // * All-reduce groups: one collective per group over all GPUs on the comm stream, in
 //   gradient-ready order, after the segment that completes the group (sparse members: an
 //   all-gather of their touched rows and indices).
-// * PS: sim/ has GPU hosts only, so a server is the first GPU of its node, which sits behind
-//   the same node NIC as the node's CPU would. Worker w pushes each shard to server s with a
-//   send/recv on the stream of the pair (w, s) (the same index on both ends), so a worker
-//   talks to all servers at once and the pushes of all workers reach a server at once and
-//   share its NIC (incast); once all pushes of a shard arrived, the server returns it to every
-//   worker (pull); a pair's shards go one after another. GPUs on the server's node do not cross the
-//   NIC and are not simulated; with local replication only each node's first GPU pushes (the
-//   intra-node reduction is not simulated).
+// * PS, as AutoDist's PSSynchronizer moves a shard (sync/src/ps_flows.hpp, sync_emit.hpp): sim/
+//   has GPU hosts only, so a server is the first GPU of its node, which sits behind the same
+//   node NIC as the node's CPU would. Each node sums its GPUs' gradients (an intra-node
+//   collective on its first GPU, the node's CPU here) and pushes the sum once to the server
+//   with a send/recv on the stream of the pair (node's first GPU, server), so a node talks to
+//   all servers at once and the pushes of all nodes reach a server at once and share its NIC
+//   (incast); once all pushes of a shard arrived (synchronous; asynchronous: once the node's
+//   own push did), the server returns it to every GPU of the node, or with local replication
+//   to its proxy (the first GPU) which copies it into the others (an intra-node all-gather);
+//   a pair's shards go one after another.
 // * Jitter, seeded (std::mt19937_64): each compute task's time and each transfer's bytes are
 //   scaled by max(0.5, 1 + σ·N(0,1)), so repeated "runs" (seeds) differ as real runs do; σ = 0
 //   gives the deterministic simulation.
@@ -40,7 +42,9 @@ struct SimSyncOptions {
   double network_jitter = 0.05;  // σ of the per-transfer bytes factor
   // Collectives as one flow per rank and phase (sim::Fidelity::flow) instead of every ring
   // step: identical uncontended, far fewer events (32-GPU all-reduces dominate otherwise).
-  bool flow_fidelity = false;
+  // The one fidelity of `sync evaluate --sim`, `sync search` and `sync dataset` (they keep this
+  // default), so the three give one strategy the same time; step fidelity is for tests.
+  bool flow_fidelity = true;
   // Runs of the iteration, run r jittered by seed + r (one simulation each); the result's
   // iteration_s is their mean.
   int runs = 1;

@@ -2,8 +2,9 @@
 // partitioned one) how its gradient is synchronized across the data-parallel replicas.
 // The factor space of AutoDist's strategy.proto / synchronizers.proto (reference/autosync.md §1):
 // architecture PS or all-reduce; partitioning along one axis into even or uneven shards;
-// PS: the node whose CPU serves the shard, per-node local replication (a proxy that reduces
-// the node's GPUs first), synchronous; all-reduce: fusion group, compressor, algorithm.
+// PS: the node whose CPU serves the shard, per-node local replication (a proxy copy of the
+// shard on each worker node that the node's GPUs read), synchronous or not and a staleness
+// bound; all-reduce: fusion group, compressor, algorithm.
 // Serialized as JSON (strategy_json.hpp, docs/sync-strategy-json.md).
 #pragma once
 #include <cstdint>
@@ -30,8 +31,17 @@ struct Synchronizer {
   Arch arch = Arch::all_reduce;
   // PS
   int server = 0;                  // node index whose CPU holds the variable (shard)
-  bool local_replication = false;  // per-node proxy: the node's GPUs reduce locally first
-  bool sync = true;                // synchronous (AutoSync searches only sync PS)
+  // AutoDist's ps_synchronizer.py always sums a node's GPU gradients on the node's CPU and
+  // pushes that one sum; local_replication adds a proxy copy of the (dense) shard on each worker
+  // node, pulled once per node and read by the node's GPUs (proxy_variable.py).
+  bool local_replication = false;
+  // sync = false: no barrier, each node's push is applied on arrival and its pull follows its
+  // own push (AutoSync searches only synchronous PS). staleness > 0 (requires sync): AutoDist
+  // applies each node's gradient on arrival and lets a worker run up to `staleness` steps ahead
+  // of the slowest (token queues of that size); the evaluators price one step, which the bound
+  // never stops, so they step as sync = false does. Neither models convergence per step.
+  bool sync = true;
+  int staleness = 0;
   // all-reduce
   int group = 0;                   // fusion group: its variables go in one collective
   Compressor compressor = Compressor::none;
@@ -66,7 +76,8 @@ double shard_fraction(const Variable& v, const VarConfig& c, int i);
 // InputError(source, "<field path>", reason) naming e.g. "vars[3].parts[1].server":
 // an unknown or repeated variable, a variable without a config, an axis out of range, shards
 // that do not divide the axis (unless uneven), more shards than rows, a parts list of the
-// wrong length, a server on a node the cluster does not have, a negative group.
+// wrong length, a server on a node the cluster does not have, a negative group, a negative
+// staleness, or a positive staleness with sync false (AutoDist's PS builders assert it).
 void validate_strategy(const Strategy& s, const std::vector<Variable>& vars,
                        const costmodel::ClusterSpec& c, const std::string& source);
 

@@ -27,6 +27,9 @@ struct Variable {
   // The forward index of the first op reading the variable: its gradient is complete once the
   // backward reaches that op, so gradients become ready in decreasing first_reader order.
   int first_reader = 0;
+  // Some reader is an Embedding lookup of it (sparse or not; BERT's tied word embedding is
+  // also read by the decoder): AutoSync's VarItem.is_embedding (a ResourceGather consumer).
+  bool embedding = false;
 
   int64_t rows() const { return shape.empty() ? 1 : shape[0]; }
   double row_bytes() const { return bytes / static_cast<double>(rows()); }
