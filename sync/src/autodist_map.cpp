@@ -25,7 +25,7 @@ json synchronizer_to_autodist(const Synchronizer& p, const std::vector<std::stri
              {{"reduction_destination", hosts.at(static_cast<size_t>(p.server)) + ":CPU:0"},
               {"local_replication", p.local_replication},
               {"sync", p.sync},
-              {"staleness", 0}}}};
+              {"staleness", p.staleness}}}};
   }
   const char* spec = "NCCL";
   if (p.algorithm == ArAlgorithm::ring) spec = "RING";
@@ -129,10 +129,10 @@ class Importer {
       const json& ps = node["PSSynchronizer"];
       const std::string at = where + ".PSSynchronizer";
       p.arch = Arch::ps;
-      if (ps.value("staleness", 0) != 0)
-        throw InputError(source_, at + ".staleness",
-                         "staleness " + std::to_string(ps.value("staleness", 0)) +
-                             ": autoddl prices synchronous PS only (no bounded-staleness model)");
+      const json staleness = ps.value("staleness", json(0));
+      if (!staleness.is_number_integer() || staleness.get<long long>() < 0 || staleness.get<long long>() > 1000000)
+        throw InputError(source_, at + ".staleness", "must be an integer from 0 to 1000000, not " + staleness.dump());
+      p.staleness = static_cast<int>(staleness.get<long long>());
       Device d;
       const std::string dest = ps.value("reduction_destination", "");
       if (!parse_device(dest, d))
@@ -141,6 +141,9 @@ class Importer {
       p.server = host_index(d.host, at + ".reduction_destination");
       p.local_replication = ps.value("local_replication", false);
       p.sync = ps.value("sync", false);  // proto3: absent is false
+      if (p.staleness > 0 && !p.sync)
+        throw InputError(source_, at + ".staleness",
+                         "staleness " + std::to_string(p.staleness) + " needs sync: true (AutoDist's PS builders assert it)");
       return p;
     }
     if (node.contains("AllReduceSynchronizer")) {

@@ -16,7 +16,8 @@ namespace {
 
 std::string part_text(const Synchronizer& p) {
   if (p.arch == Arch::ps) {
-    return "ps:" + std::to_string(p.server) + (p.local_replication ? ":lr" : "") + (p.sync ? "" : ":async");
+    return "ps:" + std::to_string(p.server) + (p.local_replication ? ":lr" : "") + (p.sync ? "" : ":async") +
+           (p.staleness > 0 ? ":stale" + std::to_string(p.staleness) : "");
   }
   std::string t = "ar:" + std::to_string(p.group);
   if (p.compressor == Compressor::fp16) t += ":fp16";
@@ -48,6 +49,9 @@ Synchronizer part_from_text(const json& j, const std::string& source, const std:
       p.local_replication = true;
     } else if (p.arch == Arch::ps && f == "async") {
       p.sync = false;
+    } else if (p.arch == Arch::ps && f.size() > 5 && f.size() <= 12 && f.rfind("stale", 0) == 0 &&
+               f.find_first_not_of("0123456789", 5) == std::string::npos) {
+      p.staleness = std::stoi(f.substr(5));  // bounded staleness (a synchronous PS: validate_strategy checks)
     } else if (p.arch == Arch::all_reduce && f == "fp16") {
       p.compressor = Compressor::fp16;
     } else if (p.arch == Arch::all_reduce && (f == "ring" || f == "tree" || f == "hierarchical")) {

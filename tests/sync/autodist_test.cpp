@@ -29,13 +29,15 @@ Strategy round_trip(const Strategy& s, const std::vector<Variable>& vars, const 
 }
 
 // emb.table (1000 rows) in 3 uneven PS shards, fc1 all-reduced in fp16 over a ring, fc2.weight
-// split on axis 1 into an all-reduce and a PS shard, fc2.bias on an asynchronous PS.
+// split on axis 1 into an all-reduce and a PS shard, fc2.bias on an asynchronous PS; the table's
+// last shard with bounded staleness.
 Strategy every_field() {
-  Synchronizer ps0{Arch::ps, 0, false, true, 0, Compressor::none, ArAlgorithm::automatic};
-  Synchronizer ps1_lr{Arch::ps, 1, true, true, 0, Compressor::none, ArAlgorithm::automatic};
-  Synchronizer ar_fp16_ring{Arch::all_reduce, 0, false, true, 0, Compressor::fp16, ArAlgorithm::ring};
-  Synchronizer ar_group3{Arch::all_reduce, 0, false, true, 3, Compressor::none, ArAlgorithm::automatic};
-  Synchronizer ps1_async{Arch::ps, 1, false, false, 0, Compressor::none, ArAlgorithm::automatic};
+  Synchronizer ps0{.arch = Arch::ps, .server = 0};
+  Synchronizer ps1_lr{.arch = Arch::ps, .server = 1, .local_replication = true};
+  Synchronizer ar_fp16_ring{.compressor = Compressor::fp16, .algorithm = ArAlgorithm::ring};
+  Synchronizer ar_group3{.group = 3};
+  Synchronizer ps1_async{.arch = Arch::ps, .server = 1, .sync = false};
+  Synchronizer ps0_stale{.arch = Arch::ps, .server = 0, .staleness = 2};
   Strategy s;
   s.id = "every-field";
   s.vars = {{"emb.table", 0, 3, true, {ps0, ps1_lr, ps0}},
@@ -43,6 +45,7 @@ Strategy every_field() {
             {"fc1.bias", 0, 1, false, {ar_fp16_ring}},
             {"fc2.weight", 1, 2, false, {ar_group3, ps1_lr}},
             {"fc2.bias", 0, 1, false, {ps1_async}}};
+  s.vars[0].parts[2] = ps0_stale;
   return s;
 }
 
@@ -166,9 +169,21 @@ TEST_CASE("AutoDist synchronizers autoddl cannot price are refused naming the fi
     return strategy_from_autodist(parse_autodist_text(t, "s.txt"), vars, c, hosts, "s.txt");
   };
   CHECK(with("node_config { var_name: \"fc1.weight:0\" AllReduceSynchronizer { spec: AUTO } }").vars.size() == 4);
+  // Bounded staleness is priced (the step waits for pushes at most `staleness` steps old) but,
+  // as in AutoDist's builders, only on a synchronous PS.
   CHECK_INPUT_ERROR(with(R"(node_config { var_name: "fc1.weight:0"
                       PSSynchronizer { reduction_destination: "node0:CPU:0" staleness: 3 } })"),
-                    "node_config[0].PSSynchronizer.staleness", "synchronous PS only");
+                    "node_config[0].PSSynchronizer.staleness", "needs sync: true");
+  const Strategy stale = with(R"(node_config { var_name: "fc1.weight:0"
+                      PSSynchronizer { reduction_destination: "node0:CPU:0" sync: true staleness: 3 } })");
+  bool found = false;
+  for (const VarConfig& v : stale.vars) {
+    if (v.var != "fc1.weight") continue;
+    found = true;
+    CHECK(v.parts.at(0).staleness == 3);
+    CHECK(v.parts.at(0).sync);
+  }
+  CHECK(found);
   CHECK_INPUT_ERROR(with("node_config { var_name: \"fc1.weight:0\" AllReduceSynchronizer { compressor: PowerSGDCompressor } }"),
                     "node_config[0].AllReduceSynchronizer.compressor", "PowerSGD");
   CHECK_INPUT_ERROR(with("node_config { var_name: \"fc1.weight:0\" PSSynchronizer { reduction_destination: \"10.1.1.1:CPU:0\" } }"),

@@ -52,8 +52,8 @@ TEST_CASE("fp16 cast time: two memory-bound kernels over 1.5x the fp32 bytes eac
 }
 
 TEST_CASE("which strategies compress: fp16 on dense fp32 all-reduce only", "[sync][compression]") {
-  Variable dense{.name = "w", .dtype = DType::fp32, .bytes = 64};
-  Variable half{.name = "h", .dtype = DType::bf16, .bytes = 32};
+  Variable dense{.name = "w", .shape = {16}, .dtype = DType::fp32, .bytes = 64};
+  Variable half{.name = "h", .shape = {16}, .dtype = DType::bf16, .bytes = 32};
   Synchronizer ar;
   ar.compressor = Compressor::fp16;
   Synchronizer ps = ar;

@@ -34,10 +34,12 @@ TEST_CASE("strategies round-trip through the compact report form", "[sync][compa
   Strategy s = find_builder("partitioned_ps").build(vars, c);
   s.vars[0].parts[1].local_replication = true;
   s.vars[0].parts[0].sync = false;
-  s.vars[2].parts[0] = Synchronizer{Arch::all_reduce, 0, false, true, 5, Compressor::fp16, ArAlgorithm::hierarchical};
+  s.vars[2].parts[0] = Synchronizer{.group = 5, .compressor = Compressor::fp16, .algorithm = ArAlgorithm::hierarchical};
+  s.vars[1].parts[0] = Synchronizer{.arch = Arch::ps, .server = 1, .staleness = 4};
   const json compact = strategy_to_compact(s, vars);
   CHECK(compact["vars"][2]["parts"][0] == "ar:5:fp16:hierarchical");
   CHECK(compact["vars"][0]["parts"][0] == "ps:0:async");
+  CHECK(compact["vars"][1]["parts"][0] == "ps:1:stale4");
   CHECK(strategy_from_compact(compact, names_of(vars), "mem", "s") == s);
   json bad = compact;
   bad["vars"][2]["parts"][0] = "ar:5:lz4";
