@@ -12,7 +12,8 @@ deviation over seeds averaged over pairs); the best found relative to the random
 the same pair, seed and neighbours (paired: < 1 is faster than random), and in how many cells
 it is faster, as fast, slower; the learned ranker's pairwise accuracy on its picks, per round;
 then the table per pair. The verdict line says whether a learned ranker beats random picks at
-the trial budget the sweep ran (200 in the config).
+the trial budget the sweep ran (200 in the config), where a two-sided sign test over the paired
+cells that differ gives p < 0.05; otherwise that there is no significant difference.
 
 Figure autosync_ablation: left, what the search would report had it stopped after n trials
 over the best builder (geometric mean over pairs and seeds; band: the 10th to 90th percentile of
@@ -21,6 +22,7 @@ cells; the random arm's is its shadow ranker's on random picks).
 
   experiments/figures/sync_ablation.py SWEEP_DIR --out docs/figures"""
 import argparse
+import math
 import sys
 from collections import defaultdict
 
@@ -48,6 +50,15 @@ def arm_label(inputs):
 def gmean(xs):
     xs = np.asarray(xs, dtype=float)
     return float(np.exp(np.mean(np.log(xs)))) if len(xs) else float("nan")
+
+
+def sign_test(wins, losses):
+    """Two-sided exact sign test over the cells that differ (ties left out)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = min(wins, losses)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
 
 
 def order_key(arm):
@@ -80,6 +91,11 @@ def main():
         pairs_all = sorted({p for arm in arms for p, _ in cells[(nb, arm)]})
         seeds_all = sorted({s for arm in arms for _, s in cells[(nb, arm)]})
         print(f"## {title}: {len(pairs_all)} pairs x {len(seeds_all)} seeds, {', '.join(map(str, trials))} trials\n")
+        full = {(p, sd) for p in pairs_all for sd in seeds_all}
+        missing = {arm: len(full - set(cells[(nb, arm)])) for arm in arms}
+        if any(missing.values()):  # a sweep still running: the arms' means cover other cells
+            print("incomplete: cells missing per arm: " + ", ".join(f"{a} {n}" for a, n in missing.items() if n) +
+                  " (the paired columns compare only cells both arms have)\n")
         print("| arm | cells | best found / best builder: geomean over pairs | min | max | sd over seeds | "
               "best found / random's (paired) | faster / same / slower than random | accuracy on picks, rounds 2+ |")
         print("|---|---|---|---|---|---|---|---|---|")
@@ -122,11 +138,17 @@ def main():
         print()
     print(f"Speedups: the best found over the best builder (builders included, so >= 1.00x); mean over seeds "
           f"± its standard deviation; trial budget {', '.join(map(str, trials))}.\n")
+    # Plain words only where a sign test over the paired cells says so (p < 0.05): a few cells a
+    # fraction of a percent apart are run-to-run noise of the final re-runs, not a verdict.
     for nb, arm, ratio, faster, same, slower in verdicts:
-        word = "beats" if ratio < 1 and faster > slower else "does not beat"
+        p = sign_test(faster, slower)
+        if p < 0.05:
+            word = "beats" if faster > slower else "is beaten by"
+        else:
+            word = "does not beat (no significant difference from)"
         print(f"verdict ({'with neighbours' if nb else 'sampler only'}): {arm} {word} random picks at "
               f"{', '.join(map(str, trials))} trials: best found {ratio:.4f}x of random's (geomean, paired), "
-              f"faster in {faster}, as fast in {same}, slower in {slower} cells")
+              f"faster in {faster}, as fast in {same}, slower in {slower} cells (sign test p = {p:.3g})")
 
     fig, axes = plt.subplots(len(groups), 2, figsize=(10, 3.4 * len(groups)), squeeze=False)
     for row, nb in enumerate(groups):
