@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 
@@ -110,7 +112,9 @@ TEST_CASE("low-shot search: a pretrained ranker file ranks the first round", "[s
   autoddl::costmodel::ClusterSpec c = test::test_cluster(3, 2, 1e8, 1e-5, 1e12);
   std::vector<Variable> vars = extract_variables(g);
   LowShotOptions o = small_options();
-  std::string path = (std::filesystem::temp_directory_path() / "autoddl_lowshot_pretrained.json").string();
+  // per process: another checkout's tests may run this case at the same time in the same /tmp
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("autoddl_lowshot_pretrained." + std::to_string(getpid()) + ".json")).string();
   {
     // a "pretrained" model: a linear ranker fitted on one search's runs
     LowShotResult first = low_shot_search(g, vars, c, o);

@@ -2,6 +2,8 @@
 // other features are noise), metrics on hand-made cases, save/load, determinism.
 #include "autoddl/sync/ranker.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <random>
@@ -130,7 +132,8 @@ void check_fine_tune(Ranker& r) {
   CHECK(after != before);
   CHECK(rank_metrics(test, after).pairwise_accuracy > acc_before + 0.1);
   // A loaded model fine-tunes too (the search's --transfer finetune loads the file each round).
-  std::string path = (std::filesystem::temp_directory_path() / "autoddl_ranker_finetune.model").string();
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("autoddl_ranker_finetune." + std::to_string(getpid()) + ".model")).string();
   r.fit(source);
   r.save(path);
   r.load(path);
