@@ -8,7 +8,9 @@
 // (seeded), so the final choice re-runs the builders and the best few found `repeats` times
 // and compares means. Deterministic for a fixed seed, for any `jobs`. The builders include the
 // fp16-compressed ones (horovod-fp16, ddp-fp16), so "best builder" has the same options as the
-// search; the result also names the best without compression on either side.
+// search; the result also names the best without compression on either side. `arm` replaces
+// the ranking by random picks or the analytical evaluator alone (the ablation of issue 32 item 4),
+// and every round's ranking and its accuracy on the picks are recorded (round_stats).
 #pragma once
 #include <cstdint>
 #include <functional>
