@@ -1,7 +1,9 @@
-// `autoddl sync train|eval|transfer`: argument parsing and printing around sync/training.hpp
-// and transfer.hpp. train: a held-out split of the strategies inside every (model, cluster)
-// list, the ranker fitted on the rest, metrics on both; eval: a saved model's metrics;
-// transfer: trained on some pairs, tested on others, with and without target trials.
+// `autoddl sync train|eval|transfer|sequences`: argument parsing and printing around
+// sync/training.hpp, transfer.hpp and var_sequence.hpp. train: a held-out split of the
+// strategies inside every (model, cluster) list, the ranker fitted on the rest, metrics on both;
+// eval: a saved model's metrics; transfer: trained on some pairs, tested on others, with and
+// without target trials (zero-shot, target only, ensemble, fine-tuned); sequences: per-variable
+// features for the LSTM ranker, which trains in Python (experiments/autosync_rankers.py).
 #include "cmd_sync_learn.hpp"
 
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "autoddl/costmodel/output_files.hpp"
 #include "autoddl/sync/training.hpp"
 #include "autoddl/sync/transfer.hpp"
+#include "autoddl/sync/var_sequence.hpp"
 #include "cli_util.hpp"
 
 namespace autoddl::cli {
@@ -128,6 +131,7 @@ int run_transfer(const LearnOptions& o) {
                         {"transferred", pair_metrics_json(t.transferred)}};
     if (o.finetune >= 2) {
       j["target_only"] = pair_metrics_json(t.target_only);
+      j["ensemble"] = pair_metrics_json(t.ensemble);
       j["finetuned"] = pair_metrics_json(t.finetuned);
     }
     write_json_atomic(o.json_file, j);
@@ -142,10 +146,18 @@ int run_transfer(const LearnOptions& o) {
   print_row("transferred (no target data)", t.transferred.all, t.transferred.gap_all);
   if (o.finetune >= 2) {
     print_row("target trials only", t.target_only.all, t.target_only.gap_all);
-    print_row("transferred + fine-tuned", t.finetuned.all, t.finetuned.gap_all);
+    print_row("ensemble (source + target)", t.ensemble.all, t.ensemble.gap_all);
+    print_row("source fine-tuned on target", t.finetuned.all, t.finetuned.gap_all);
   } else if (o.finetune == 1) {
     std::printf("  (--finetune 1: one trial orders nothing; give 2 or more)\n");
   }
+  return 0;
+}
+
+int run_sequences(const LearnOptions& o) {
+  const int64_t n = sync::export_sequences(o.data, o.pairs, o.out, print_note);
+  std::printf("autoddl sync sequences: %lld records, %zu columns per variable -> %s.json, %s.f32\n",
+              static_cast<long long>(n), sync::variable_feature_names().size(), o.out.c_str(), o.out.c_str());
   return 0;
 }
 
@@ -179,14 +191,20 @@ std::function<std::optional<int>()> setup_sync_learn(CLI::App& sub) {
       ->capture_default_str()
       ->check(non_negative_integer());
   transfer->add_option("--json", o->json_file, "Write the metrics as JSON to FILE");
-  for (CLI::App* c : {train, eval})
+  CLI::App* sequences = sub.add_subcommand(
+      "sequences", "Per-variable features of every record's strategy in graph order, for the LSTM ranker "
+                   "(experiments/autosync_rankers.py): PREFIX.json and PREFIX.f32");
+  sequences->add_option("--data", o->data, "Dataset directories")->required();
+  sequences->add_option("--out", o->out, "Output prefix: writes PREFIX.json and PREFIX.f32")->required();
+  for (CLI::App* c : {train, eval, sequences})
     c->add_option("--pairs", o->pairs, "Only the records of these pairs: model@cluster,... ('*' for any side)");
   for (CLI::App* c : {train, eval, transfer})
     c->add_option("--min-gap", o->min_gap, "Also report accuracy over pairs at least this fraction apart")
         ->capture_default_str()
         ->check(finite_at_least(0));
-  return [o, train, eval, transfer]() -> std::optional<int> {
+  return [o, train, eval, transfer, sequences]() -> std::optional<int> {
     if (train->parsed()) return run_train(*o);
+    if (sequences->parsed()) return run_sequences(*o);
     if (transfer->parsed()) return run_transfer(*o);
     if (eval->parsed()) return run_eval(*o);
     return std::nullopt;

@@ -83,11 +83,20 @@ int run_search(const SearchOptions& opt) {
                     {"runtime_s", run.runtime_s}, {"score", run.score}, {"strategy", run_strategy[i]}});
   }
   for (size_t i = 0; i < r.finals.size(); ++i) finals[i]["run"] = r.finals[i].run;
+  // Per round (issue 32 item 4): what ranked the candidates and how well the scores ordered
+  // the picks (null where nothing scored them or no pair differs).
+  nlohmann::json round_stats = nlohmann::json::array();
+  auto or_null = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  for (const sync::LowShotRound& st : r.round_stats)
+    round_stats.push_back({{"round", st.round}, {"ranked_by", st.ranked_by}, {"scored_by", st.scored_by},
+                           {"candidates", st.candidates}, {"picked", st.picked}, {"accuracy", or_null(st.accuracy)},
+                           {"pairs", st.pairs}, {"round_best_s", st.round_best_s},
+                           {"best_so_far_s", st.best_so_far_s}});
   sync::Strategy best_strategy = r.best;
   best_strategy.id = best.name;
   nlohmann::json report = {
       {"model", g.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"trials", o.trials}, {"seed", o.seed},
-      {"ranker", o.ranker}, {"pretrained", o.pretrained}, {"per_round", o.per_round}, {"explore", o.explore},
+      {"arm", o.arm}, {"ranker", o.ranker}, {"pretrained", o.pretrained}, {"transfer", o.transfer}, {"per_round", o.per_round}, {"explore", o.explore},
       {"repeats", o.repeats}, {"neighbours", o.mutate}, {"rounds", r.rounds}, {"simulated_runs", r.runs.size()},
       {"best", {{"name", best.name}, {"mean_s", r.best_s}, {"builder", best.builder}, {"lossy", best.compressed},
                 {"strategy", sync::strategy_to_json(best_strategy)}}},
@@ -95,7 +104,8 @@ int run_search(const SearchOptions& opt) {
       {"best_builder", {{"builder", r.best_builder}, {"mean_s", r.best_builder_s}}},
       {"speedup_over_best_builder", r.best_builder_s / r.best_s},
       {"compression_off", compression_off},
-      {"ranker_accuracy_on_picks", r.last_round_accuracy},
+      {"ranker_accuracy_on_picks", or_null(r.ranker_accuracy_on_picks)},
+      {"round_stats", round_stats},
       {"builders", builders}, {"finals", finals}, {"runs", runs},
       {"strategies", {{"format", sync::kCompactStrategiesFormat}, {"variables", variables}, {"list", strategy_list}}},
       // Per sampled trial: the best mean the search would report had it stopped there (no
@@ -106,10 +116,12 @@ int run_search(const SearchOptions& opt) {
   out.add_json(opt.json_file, report);
   out.commit();
 
-  std::printf("autoddl sync search: %s on %s (%d GPUs): %d trials + %d builders on the simulator, %s ranker, "
+  const std::string picked_by = o.arm == "ranker" ? o.ranker + " ranker"
+                                : o.arm == "random" ? "random picks" : "analytical ranking only";
+  std::printf("autoddl sync search: %s on %s (%d GPUs): %d trials + %d builders on the simulator, %s, "
               "seed %llu, %d rounds, %.1f s\n",
               g.name.c_str(), c.name.c_str(), c.total_gpus(), static_cast<int>(r.runs.size()) - r.builders,
-              r.builders, o.ranker.c_str(), static_cast<unsigned long long>(o.seed), r.rounds, wall_s);
+              r.builders, picked_by.c_str(), static_cast<unsigned long long>(o.seed), r.rounds, wall_s);
   std::printf("  %-30s %14s %12s   (mean of %d simulated runs, same seeds)\n", "strategy", "iteration", "best is",
               o.repeats);
   auto lossy = [](const sync::LowShotFinal& f) { return f.compressed ? "  fp16, lossy" : ""; };
@@ -134,6 +146,9 @@ int run_search(const SearchOptions& opt) {
     std::printf("fp16 compression is lossy: it halves the gradients' bytes (casts charged) but rounds them, "
                 "which can change convergence\n");
   }
+  if (r.ranker_accuracy_on_picks >= 0)
+    std::printf("%s accuracy on its picks (pairs within each round, scored before they ran): %.3f\n",
+                o.ranker.c_str(), r.ranker_accuracy_on_picks);
   if (!opt.out.empty()) std::printf("strategy written to %s\n", opt.out.c_str());
   return 0;
 #else
@@ -159,7 +174,15 @@ std::function<std::optional<int>()> setup_sync_search(CLI::App& sub) {
       ->capture_default_str()
       ->check(non_negative_integer());
   search->add_option("--ranker", o.ranker, "linear or xgboost")->capture_default_str();
+  search->add_option("--arm", o.arm,
+                     "What picks each round's runs: ranker (AutoSync's loop), random (uniform from the same "
+                     "candidates) or analytical (the analytical evaluator every round, nothing learned)")
+      ->capture_default_str();
   search->add_option("--pretrained", o.pretrained, "A model file from autoddl sync train (ranks round 1)");
+  search->add_option("--transfer", o.transfer,
+                     "With --pretrained, later rounds: ensemble (a fresh ranker's scores added to the pretrained "
+                     "model's) or finetune (the pretrained model trained further on the runs so far)")
+      ->capture_default_str();
   search->add_option("--per-round", o.per_round, "Strategies run per round (the top of the ranking)")
       ->capture_default_str();
   search->add_option("--explore", o.explore, "Candidates sampled and ranked per round")->capture_default_str();

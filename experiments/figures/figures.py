@@ -87,6 +87,13 @@ FIGURES = {
         sweeps=["autosync_transfer"], dataset=True, kind=SYNC_SIMULATED,
         plot=[f"{FIG}/sync_transfer.py", "{sweeps}/autosync_transfer", "--out", "{out}"],
         stdout="autosync_transfer.txt", outputs=["autosync_transfer.png", "autosync_transfer.svg"]),
+    # Issue 32 item 4, "does learning help?": the documented subset (80 searches on 2 pairs);
+    # experiments/configs/autosync_ablation.json is the full one (640 searches, 9 hours on 2
+    # cores): name it here once it has been run on a machine with the cores for it.
+    "autosync_ablation": dict(
+        sweeps=["autosync_ablation_subset"], kind=SYNC_SIMULATED,
+        plot=[f"{FIG}/sync_ablation.py", "{sweeps}/autosync_ablation_subset", "--out", "{out}"],
+        stdout="autosync_ablation.md", outputs=["autosync_ablation.png", "autosync_ablation.svg"]),
 }
 
 # What every figure's numbers depend on besides its own config and script: the model sources that

@@ -3,8 +3,10 @@
 trained on the records of one (model, cluster) pair of a dataset, or the sweep's train_trials of
 them, tested on another pair's records). Rows: the pair trained on; columns: the pair tested on; colour: held-out pairwise accuracy
 (mean over seeds; the numbers are printed). Left: the transferred ranker alone (no target trials);
-right: the transferred ranker fine-tuned with a few target trials (its scores plus those of a
-ranker trained on the target trials alone, both standardized, sync/transfer.hpp). The last row
+right: the transferred ranker fine-tuned on a few target trials (the source ranker trained further
+on them, Ranker::fine_tune; sync/transfer.hpp; sweeps from before issue 32 item 4 held the
+ensemble under this key, its scores plus those of a ranker trained on the target trials alone,
+both standardized, now the cells' `ensemble`). The last row
 of both is the ranker trained on the target trials alone, the baseline transfer must beat. One
 row of panels per ranker. Every number of a column scores the same test records.
 

@@ -250,6 +250,49 @@ void parse_sync_learning(const Ctx& cx, const json& s, const std::string& f, Tas
   }
 }
 
+// sync_search's ablation fields (docs/sweep-json.md): "arms" (ranker, random, analytical), the
+// ranker arm's "rankers" (default ["linear"]; the first also scores the random arm's picks) and
+// "neighbours" (list of booleans, default [true]). "rankers" and "neighbours" need "arms".
+void parse_sync_arms(const Ctx& cx, const json& s, const std::string& f, TaskEntry& t) {
+  if (!s.contains("arms")) {
+    for (const char* k : {"rankers", "neighbours"})
+      if (s.contains(k)) cx.fail(f + "." + k, "applies with \"arms\" only (the ablation)");
+    return;
+  }
+  std::vector<std::string> rankers;
+  const json rl = s.contains("rankers") ? cx.list(s["rankers"], f + ".rankers") : json::array({"linear"});
+  for (size_t i = 0; i < rl.size(); ++i) {
+    const std::string name = cx.str(rl[i], idx(f + ".rankers", i));
+    try {
+      sync::make_ranker(name, 0, "");
+    } catch (const InputError& e) {
+      cx.fail(idx(f + ".rankers", i), e.reason());
+    }
+    rankers.push_back(name);
+  }
+  if (rankers.empty()) cx.fail(f + ".rankers", "must name at least one ranker");
+  t.shadow_ranker = rankers.front();
+  t.items.clear();
+  const json al = cx.list(s["arms"], f + ".arms");
+  if (al.empty()) cx.fail(f + ".arms", "must name at least one arm");
+  for (size_t i = 0; i < al.size(); ++i) {
+    const std::string arm = cx.str(al[i], idx(f + ".arms", i));
+    if (arm == "ranker") {
+      for (const std::string& r : rankers) t.items.push_back("ranker:" + r);
+    } else if (arm == "random" || arm == "analytical") {
+      t.items.push_back(arm);
+    } else {
+      cx.fail(idx(f + ".arms", i), "must be ranker, random or analytical (got '" + arm + "')");
+    }
+  }
+  const json nl = s.contains("neighbours") ? cx.list(s["neighbours"], f + ".neighbours") : json::array({true});
+  for (size_t i = 0; i < nl.size(); ++i) {
+    if (!nl[i].is_boolean()) cx.fail(idx(f + ".neighbours", i), "must be true or false");
+    t.neighbours.push_back(nl[i].get<bool>());
+  }
+  if (t.neighbours.empty()) cx.fail(f + ".neighbours", "must hold true, false or both");
+}
+
 TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const std::vector<std::string>& evals) {
   cx.only_keys(j, f, {"search", "schemes", "sync_search", "sync_rank", "sync_transfer", "evaluators", "mesh",
                       "time_limit_s", "restarts", "tie_layers", "fidelity"});
@@ -268,7 +311,7 @@ TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const s
   if (j.contains("sync_search")) {
     // AutoSync's low-shot search of a data-parallel sync strategy, on the simulator.
     const json& s = j["sync_search"];
-    cx.only_keys(s, f + ".sync_search", {"trials"});
+    cx.only_keys(s, f + ".sync_search", {"trials", "arms", "rankers", "neighbours"});
     if (s.contains("trials")) {
       if (!s["trials"].is_number_integer() || s["trials"].get<int64_t>() < 1 || s["trials"].get<int64_t>() > 100000) {
         cx.fail(f + ".sync_search.trials", "must be an integer from 1 to 100000");
@@ -278,6 +321,7 @@ TaskEntry parse_task(const Ctx& cx, const json& j, const std::string& f, const s
     reject_sbp_fields(cx, j, f, "sync_search");
     t.kind = TaskKind::sync_search;
     t.items = {""};
+    parse_sync_arms(cx, s, f + ".sync_search", t);
     t.evaluators = {"sim"};
     return t;
   }

@@ -108,6 +108,8 @@ int64_t count_cells(const SweepConfig& c) {
     int64_t n = saturating_mul(static_cast<int64_t>(t.items.size()), static_cast<int64_t>(t.evaluators.size()));
     if (t.kind == TaskKind::sync_rank) n = saturating_mul(n, static_cast<int64_t>(t.trial_counts.size()));
     if (t.kind == TaskKind::sync_transfer) n = saturating_mul(n, std::max<int64_t>(pairs - 1, 0));
+    if (t.kind == TaskKind::sync_search && !t.neighbours.empty())
+      n = saturating_mul(n, static_cast<int64_t>(t.neighbours.size()));
     if (t.kind != TaskKind::scheme) n = saturating_mul(n, static_cast<int64_t>(c.seeds.size()));
     per_size = saturating_add(per_size, saturating_mul(n, c.repetitions));
   }
@@ -191,6 +193,17 @@ std::vector<Cell> expand_cells(const SweepConfig& c) {
                 } else if (t.kind == TaskKind::sync_search) {
                   in["task"] = "sync_search";
                   in["options"] = {{"trials", t.trials}};
+                  if (!t.neighbours.empty()) {  // the ablation: one cell per arm and neighbours value
+                    const size_t colon = item.find(':');
+                    in["arm"] = item.substr(0, colon);
+                    if (colon != std::string::npos) in["ranker"] = item.substr(colon + 1);
+                    else if (item == "random") in["ranker"] = t.shadow_ranker;
+                    for (bool nb : t.neighbours) {
+                      in["options"]["neighbours"] = nb;
+                      add(in, true, "");
+                    }
+                    continue;
+                  }
                 } else {
                   in["task"] = "scheme";
                   in["scheme"] = ok ? text : item;
@@ -225,8 +238,13 @@ std::string describe_inputs(const json& in) {
     s += " | " + in.value("ranker", "?") + " ranker trained on " + in.value("train", "?") + " seed " +
          std::to_string(in.value("seed", 0ull));
   } else if (in.value("task", "") == "sync_search") {
-    s += " | sync search " + std::to_string(in.at("options").value("trials", 0)) + " trials seed " +
-         std::to_string(in.value("seed", 0ull));
+    s += " | sync search " + std::to_string(in.at("options").value("trials", 0)) + " trials";
+    if (in.contains("arm")) {
+      s += " arm " + in["arm"].get<std::string>();
+      if (in.contains("ranker")) s += " (" + in["ranker"].get<std::string>() + ")";
+      if (!in.at("options").value("neighbours", true)) s += " sampler only";
+    }
+    s += " seed " + std::to_string(in.value("seed", 0ull));
   } else {
     s += " | " + in.value("scheme", "?");
   }
@@ -269,6 +287,9 @@ std::vector<Step> cell_steps(const json& in, const std::string& work_dir) {
     a.insert(a.end(), common.begin(), common.end());
     a.insert(a.end(), {"--trials", std::to_string(opt.at("trials").get<int>()), "--seed",
                        std::to_string(in.at("seed").get<uint64_t>()), "--json", work_dir + "/sync_search.json"});
+    if (in.contains("arm")) a.insert(a.end(), {"--arm", in["arm"].get<std::string>()});
+    if (in.contains("ranker")) a.insert(a.end(), {"--ranker", in["ranker"].get<std::string>()});
+    if (!opt.value("neighbours", true)) a.push_back("--sampler-only");
     return {Step{"sync_search", a}};
   }
   std::string scheme;

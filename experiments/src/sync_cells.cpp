@@ -102,6 +102,7 @@ json transfer_cell(const json& in) {
             {"transferred", metrics_json(t.transferred)}};
   if (finetune >= 2) {
     j["target_only"] = metrics_json(t.target_only);
+    j["ensemble"] = metrics_json(t.ensemble);
     j["finetuned"] = metrics_json(t.finetuned);
   }
   return j;

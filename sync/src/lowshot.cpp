@@ -78,6 +78,12 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     throw InputError("--explore", "", "must be from --per-round to 100000");
   if (o.repeats < 1 || o.repeats > 1000) throw InputError("--repeats", "", "must be from 1 to 1000");
   make_ranker(o.ranker, o.seed, "--ranker");  // a bad name fails before any simulation
+  if (o.arm != "ranker" && o.arm != "random" && o.arm != "analytical")
+    throw InputError("--arm", "", "must be ranker, random or analytical (got '" + o.arm + "')");
+  if (o.transfer != "ensemble" && o.transfer != "finetune")
+    throw InputError("--transfer", "", "must be ensemble or finetune (got '" + o.transfer + "')");
+  if (!o.pretrained.empty() && o.arm != "ranker")
+    throw InputError("--pretrained", "", "ranks with the ranker arm only (--arm ranker)");
   check_sync_sim_cluster(c);                  // so does a cluster too large to simulate
   std::unique_ptr<Ranker> pretrained;
   if (!o.pretrained.empty()) pretrained = load_ranker(o.pretrained);
@@ -165,27 +171,52 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     std::vector<RankSample> samples;
     for (const Candidate& cd : pool) samples.push_back({cd.x, 0, 0});
     std::vector<double> score(pool.size(), 0.0);
-    if (round > 1) {
+    std::vector<double> shadow;  // random arm: the ranker's scores, for its accuracy only
+    std::string ranked_by;
+    auto fit_ranker = [&] {
       model = make_ranker(o.ranker, o.seed, "--ranker");
       model->fit(data);
-      score = zscores(model->score(samples));
-    } else if (!pretrained) {
+      return zscores(model->score(samples));
+    };
+    if (o.arm == "random") {
+      // Uniform keys from their own stream, so the sampler's draws match the other arms'.
+      std::mt19937_64 keys(mix_seed(o.seed, 4, static_cast<uint64_t>(round)));
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      for (double& x : score) x = u(keys);
+      ranked_by = "random";
+      if (round > 1) shadow = fit_ranker();
+    } else if (o.arm == "analytical" || (round == 1 && !pretrained)) {
       for (size_t i = 0; i < pool.size(); ++i) score[i] = -pool[i].analytical_s;  // predefined simulator
       score = zscores(score);
+      ranked_by = "analytical";
+    } else if (round > 1 && pretrained && o.transfer == "finetune") {
+      // The pretrained model trained further on every run so far (from the file each round, so
+      // each round fine-tunes the source once on all the target data, not on its own updates).
+      model = load_ranker(o.pretrained);
+      model->fine_tune(data);
+      score = zscores(model->score(samples));
+      ranked_by = "pretrained fine-tuned";
+    } else if (round > 1) {
+      score = fit_ranker();
+      ranked_by = o.ranker;
     }
-    if (pretrained) {
+    if (pretrained && ranked_by != "pretrained fine-tuned") {
       std::vector<double> p = zscores(pretrained->score(samples));
       for (size_t i = 0; i < pool.size(); ++i) score[i] += p[i];
+      ranked_by = round > 1 ? o.ranker + "+pretrained" : "pretrained";
     }
     std::vector<size_t> order(pool.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
     const int take = std::min({o.per_round, o.trials - done, static_cast<int>(pool.size())});
     std::vector<Candidate> picked;
-    std::vector<double> picked_score;
+    std::vector<double> picked_score, judged;  // judged: the scores whose accuracy this round reports
     for (int k = 0; k < take; ++k) {
-      picked.push_back(pool[order[static_cast<size_t>(k)]]);
-      picked_score.push_back(score[order[static_cast<size_t>(k)]]);
+      const size_t at = order[static_cast<size_t>(k)];
+      picked.push_back(pool[at]);
+      picked_score.push_back(score[at]);
+      if (o.arm != "random") judged.push_back(score[at]);
+      else if (!shadow.empty()) judged.push_back(shadow[at]);
     }
     const size_t first = res.runs.size();
     add_runs(picked, picked_score, "sampled", round);
@@ -193,24 +224,36 @@ LowShotResult low_shot_search(const costmodel::Graph& g, const std::vector<Varia
     double round_best = 1e300, overall = 1e300;
     for (size_t i = first; i < res.runs.size(); ++i) round_best = std::min(round_best, res.runs[i].runtime_s);
     for (const LowShotRun& r : res.runs) overall = std::min(overall, r.runtime_s);
-    if (round > 1 || pretrained) {  // how the model ordered what it chose, before the runs
-      for (size_t i = first; i < res.runs.size(); ++i) {
-        for (size_t j = i + 1; j < res.runs.size(); ++j) {
-          const LowShotRun &a = res.runs[i], &b = res.runs[j];
-          if (a.runtime_s == b.runtime_s) continue;
-          ++pairs;
-          concordant += (a.runtime_s < b.runtime_s) == (a.score > b.score) ? 1 : 0;
+    // How the scores ordered what was picked, before the runs: over the pairs within this round.
+    LowShotRound st{round, ranked_by, "", static_cast<int>(pool.size()), take, -1, 0, round_best, overall};
+    if (!judged.empty()) {
+      st.scored_by = o.arm == "random" ? o.ranker : ranked_by;
+      int64_t agree = 0;
+      for (size_t i = 0; i < judged.size(); ++i) {
+        for (size_t j = i + 1; j < judged.size(); ++j) {
+          const double ra = res.runs[first + i].runtime_s, rb = res.runs[first + j].runtime_s;
+          if (ra == rb) continue;
+          ++st.pairs;
+          agree += (ra < rb) == (judged[i] > judged[j]) ? 1 : 0;
         }
       }
+      if (st.pairs > 0) st.accuracy = static_cast<double>(agree) / static_cast<double>(st.pairs);
+      if (st.scored_by != "analytical") {  // a learned model (or the pretrained one) scored them
+        concordant += agree;
+        pairs += st.pairs;
+      }
     }
-    char line[200];
+    res.round_stats.push_back(st);
+    char line[240];
     std::snprintf(line, sizeof line, "round %d: %d/%d trials, ranked %zu by %s, round best %.3f ms, best so far %.3f ms",
                   round, done, o.trials, pool.size(),
-                  round > 1 ? o.ranker.c_str() : (pretrained ? "the pretrained model" : "the analytical evaluator"),
+                  ranked_by == "analytical" ? "the analytical evaluator"
+                  : ranked_by == "pretrained" ? "the pretrained model"
+                                              : ranked_by.c_str(),
                   round_best * 1e3, overall * 1e3);
     say(line);
   }
-  res.last_round_accuracy = pairs > 0 ? static_cast<double>(concordant) / static_cast<double>(pairs) : 0;
+  res.ranker_accuracy_on_picks = pairs > 0 ? static_cast<double>(concordant) / static_cast<double>(pairs) : -1;
 
   // Final comparison: every builder and the confirm_top fastest sampled runs, `repeats` runs each
   // with the same seeds, compared by their means.

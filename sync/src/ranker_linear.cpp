@@ -44,34 +44,19 @@ class LinearRanker final : public Ranker {
     for (Eigen::Index k = 0; k < d; ++k) {
       if (!(std_(k) > 0)) std_(k) = 1;  // a constant feature carries no order
     }
-    Eigen::MatrixXd Z = standardize(X);
-    // D: one row per ordered pair (faster − slower) of the same list.
-    std::map<int, std::vector<size_t>> lists;
-    for (size_t i = 0; i < train.size(); ++i) lists[train[i].list].push_back(i);
-    std::vector<std::pair<size_t, size_t>> pairs;
-    for (const auto& [id, m] : lists) {
-      for (size_t a = 0; a < m.size(); ++a) {
-        for (size_t b = a + 1; b < m.size(); ++b) {
-          if (train[m[a]].runtime_s == train[m[b]].runtime_s) continue;
-          bool a_faster = train[m[a]].runtime_s < train[m[b]].runtime_s;
-          pairs.emplace_back(a_faster ? m[a] : m[b], a_faster ? m[b] : m[a]);
-        }
-      }
-    }
     w_ = Eigen::VectorXd::Zero(d);
-    if (pairs.empty()) return;
-    Eigen::MatrixXd D(static_cast<Eigen::Index>(pairs.size()), d);
-    for (size_t p = 0; p < pairs.size(); ++p)
-      D.row(static_cast<Eigen::Index>(p)) = Z.row(static_cast<Eigen::Index>(pairs[p].first)) -
-                                             Z.row(static_cast<Eigen::Index>(pairs[p].second));
-    const double inv_p = 1.0 / static_cast<double>(pairs.size());
-    for (int epoch = 0; epoch < opt_.epochs; ++epoch) {
-      // loss = mean log(1 + exp(−D·w)) + l2/2 |w|²; d/dw = −Dᵀ σ(−D·w) / P + l2·w
-      Eigen::ArrayXd margin = D * w_;
-      Eigen::VectorXd sig = (1.0 / (1.0 + margin.exp())).matrix();
-      Eigen::VectorXd grad = -inv_p * (D.transpose() * sig) + opt_.l2 * w_;
-      w_ -= opt_.learning_rate * grad;
+    descend(pair_differences(train), Eigen::VectorXd::Zero(d), opt_.l2, opt_.epochs);
+  }
+
+  void fine_tune(const std::vector<RankSample>& target) override {
+    if (w_.size() == 0) throw InputError("ranker", "", "fine-tuning needs a fitted or loaded model");
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (static_cast<Eigen::Index>(target[i].x.size()) != eps_.size())
+        throw InputError("ranker", "target[" + std::to_string(i) + "]", "feature count differs from the model's");
     }
+    // The source's standardization stays (its weights mean nothing in another one).
+    const Eigen::VectorXd source = w_;
+    descend(pair_differences(target), source, opt_.finetune_l2, opt_.finetune_epochs);
   }
 
   std::vector<double> score(const std::vector<RankSample>& samples) const override {
@@ -134,6 +119,43 @@ class LinearRanker final : public Ranker {
   }
 
  private:
+  // D: one row per ordered pair (faster − slower) of the same list, of standardized features.
+  Eigen::MatrixXd pair_differences(const std::vector<RankSample>& train) const {
+    Eigen::MatrixXd X(static_cast<Eigen::Index>(train.size()), mean_.size());
+    for (size_t i = 0; i < train.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = transform(train[i].x);
+    const Eigen::MatrixXd Z = standardize(X);
+    std::map<int, std::vector<size_t>> lists;
+    for (size_t i = 0; i < train.size(); ++i) lists[train[i].list].push_back(i);
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (const auto& [id, m] : lists) {
+      for (size_t a = 0; a < m.size(); ++a) {
+        for (size_t b = a + 1; b < m.size(); ++b) {
+          if (train[m[a]].runtime_s == train[m[b]].runtime_s) continue;
+          bool a_faster = train[m[a]].runtime_s < train[m[b]].runtime_s;
+          pairs.emplace_back(a_faster ? m[a] : m[b], a_faster ? m[b] : m[a]);
+        }
+      }
+    }
+    Eigen::MatrixXd D(static_cast<Eigen::Index>(pairs.size()), mean_.size());
+    for (size_t p = 0; p < pairs.size(); ++p)
+      D.row(static_cast<Eigen::Index>(p)) = Z.row(static_cast<Eigen::Index>(pairs[p].first)) -
+                                             Z.row(static_cast<Eigen::Index>(pairs[p].second));
+    return D;
+  }
+
+  // Full-batch gradient descent on mean log(1 + exp(−D·w)) + l2/2 |w − prior|², from w_;
+  // d/dw = −Dᵀ σ(−D·w) / P + l2·(w − prior). No pairs: w_ stays.
+  void descend(const Eigen::MatrixXd& D, const Eigen::VectorXd& prior, double l2, int epochs) {
+    if (D.rows() == 0) return;
+    const double inv_p = 1.0 / static_cast<double>(D.rows());
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+      Eigen::ArrayXd margin = D * w_;
+      Eigen::VectorXd sig = (1.0 / (1.0 + margin.exp())).matrix();
+      Eigen::VectorXd grad = -inv_p * (D.transpose() * sig) + l2 * (w_ - prior);
+      w_ -= opt_.learning_rate * grad;
+    }
+  }
+
   // [x, log(max(x, 0) + eps)] with log features on, else x.
   Eigen::RowVectorXd transform(const std::vector<double>& x) const {
     const Eigen::Index raw = static_cast<Eigen::Index>(x.size());

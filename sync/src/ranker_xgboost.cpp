@@ -84,6 +84,21 @@ class XgbRanker final : public Ranker {
     for (int i = 0; i < opt_.rounds; ++i) check(XGBoosterUpdateOneIter(booster_, i, m.h), "train");
   }
 
+  // Continued boosting: the source's trees stay and new ones fit the target lists' residual
+  // order (XGBoost predicts the old trees on the new matrix first, as its own training
+  // continuation does). Round numbers go on from the source's, so each new tree's sampling
+  // differs from the source's trees'.
+  void fine_tune(const std::vector<RankSample>& target) override {
+    if (!booster_) throw InputError("ranker", "", "fine-tuning needs a fitted or loaded model");
+    if (target.empty()) return;
+    Matrix m;
+    build_matrix(target, true, m);
+    set_params();  // a loaded model has its objective; the rest are this ranker's
+    int rounds = 0;
+    check(XGBoosterBoostedRounds(booster_, &rounds), "boosted rounds");
+    for (int i = 0; i < opt_.finetune_rounds; ++i) check(XGBoosterUpdateOneIter(booster_, rounds + i, m.h), "fine-tune");
+  }
+
   std::vector<double> score(const std::vector<RankSample>& samples) const override {
     if (!booster_) throw InputError("ranker", "", "not trained or loaded");
     std::vector<double> out(samples.size());

@@ -81,7 +81,9 @@ TransferResult transfer(const std::vector<LabeledRecord>& records, const std::st
     res.target_only = pair_metrics(eval, own);
     std::vector<double> a = zscores_per_list(eval_samples, zero_shot), b = zscores_per_list(eval_samples, own);
     for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
-    res.finetuned = pair_metrics(eval, a);
+    res.ensemble = pair_metrics(eval, a);
+    source->fine_tune(to_samples(tune));
+    res.finetuned = pair_metrics(eval, source->score(eval_samples));
   }
   return res;
 }

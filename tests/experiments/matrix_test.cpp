@@ -178,7 +178,7 @@ TEST_CASE("the cell count is known before expanding and equals the expansion", "
   // The shipped configs, sync tasks included (sync_rank's trial counts, sync_transfer's pairs).
   const std::string dir = std::string(AUTODDL_SOURCE_DIR) + "/experiments/configs/";
   for (const char* name : {"autoddl_transformer.json", "autosync.json", "autosync_ranker.json", "autosync_transfer.json",
-                           "sim_vs_analytical.json"}) {
+                           "autosync_ablation.json", "autosync_ablation_subset.json", "sim_vs_analytical.json"}) {
     INFO(name);
     json j = autoddl::read_json_file(dir + name);
     for (json& t : j["tasks"]) {  // a dataset folder the test does not have: any folder with records
@@ -236,4 +236,48 @@ TEST_CASE("a cell's estimate is its time limit, its trials or a nominal few seco
     else CHECK(s == Approx(c.inputs["evaluator"] == "sim" ? 2.1 : 0.1));
   }
   CHECK(estimated_cell_s({{"task", "sync_search"}, {"options", {{"trials", 50}}}}) == Approx(50 * kSyncTrialS));
+}
+
+TEST_CASE("sync_search arms expand to one cell per arm ranker and neighbours value", "[experiments][matrix]") {
+  json j = base();
+  j["models"] = json::parse(R"([{"name": "mlp"}])");
+  j["clusters"] = json::parse(R"([{"name": "dgx-a100", "gpus": [8]}])");
+  j["repetitions"] = 1;
+  j["tasks"] = json::parse(R"([{"sync_search": {"trials": 50}}])");
+  const std::string plain_key = expand_cells(sweep_config_from_json(j, "t.json")).at(0).key;
+  j["tasks"][0]["sync_search"]["arms"] = json::parse(R"(["ranker", "random", "analytical"])");
+  j["tasks"][0]["sync_search"]["rankers"] = json::parse(R"(["linear", "xgboost"])");
+  j["tasks"][0]["sync_search"]["neighbours"] = json::parse("[true, false]");
+  const SweepConfig cfg = sweep_config_from_json(j, "t.json");
+  const auto cells = expand_cells(cfg);
+  // (2 ranker arms + random + analytical) x 2 neighbours values x 2 seeds
+  CHECK(cells.size() == 4u * 2 * 2);
+  CHECK(count_cells(cfg) == static_cast<int64_t>(cells.size()));
+  std::map<std::string, int> arms;
+  for (const Cell& c : cells) {
+    const std::string arm = c.inputs.at("arm");
+    arms[arm + "/" + c.inputs.value("ranker", "-")] += 1;
+    CHECK(c.key != plain_key);
+    const auto a = cell_steps(c.inputs, "/w").at(0).args;
+    CHECK(std::find(a.begin(), a.end(), "--arm") + 1 == std::find(a.begin(), a.end(), arm));
+    const bool sampler_only = std::find(a.begin(), a.end(), "--sampler-only") != a.end();
+    CHECK(sampler_only == !c.inputs.at("options").at("neighbours").get<bool>());
+  }
+  // The random arm's shadow ranker is the first ranker; the analytical arm has none.
+  CHECK(arms == std::map<std::string, int>{{"ranker/linear", 4}, {"ranker/xgboost", 4}, {"random/linear", 4},
+                                            {"analytical/-", 4}});
+  // Without arms a cell keeps the inputs (and key) it had before arms existed.
+  j["tasks"][0]["sync_search"] = json::parse(R"({"trials": 50})");
+  const Cell plain = expand_cells(sweep_config_from_json(j, "t.json")).at(0);
+  CHECK(plain.key == plain_key);
+  CHECK_FALSE(plain.inputs.contains("arm"));
+  // rankers or neighbours without arms, an unknown arm or ranker, a neighbours value not a boolean
+  for (const char* bad : {R"({"sync_search": {"rankers": ["linear"]}})", R"({"sync_search": {"neighbours": [true]}})",
+                          R"({"sync_search": {"arms": ["greedy"]}})", R"({"sync_search": {"arms": []}})",
+                          R"({"sync_search": {"arms": ["ranker"], "rankers": ["forest"]}})",
+                          R"({"sync_search": {"arms": ["random"], "neighbours": ["yes"]}})"}) {
+    INFO(bad);
+    j["tasks"][0] = json::parse(bad);
+    CHECK_THROWS_AS(sweep_config_from_json(j, "t.json"), autoddl::InputError);
+  }
 }

@@ -6,7 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <map>
 
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/builders.hpp"
@@ -109,7 +112,9 @@ TEST_CASE("low-shot search: a pretrained ranker file ranks the first round", "[s
   autoddl::costmodel::ClusterSpec c = test::test_cluster(3, 2, 1e8, 1e-5, 1e12);
   std::vector<Variable> vars = extract_variables(g);
   LowShotOptions o = small_options();
-  std::string path = (std::filesystem::temp_directory_path() / "autoddl_lowshot_pretrained.json").string();
+  // per process: another checkout's tests may run this case at the same time in the same /tmp
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("autoddl_lowshot_pretrained." + std::to_string(getpid()) + ".json")).string();
   {
     // a "pretrained" model: a linear ranker fitted on one search's runs
     LowShotResult first = low_shot_search(g, vars, c, o);
@@ -127,8 +132,79 @@ TEST_CASE("low-shot search: a pretrained ranker file ranks the first round", "[s
   LowShotResult r = low_shot_search(g, vars, c, o);
   CHECK(r.best_s <= r.best_builder_s);
   CHECK(r.runs.size() == builders().size() + 24);
+  CHECK(r.round_stats[0].ranked_by == "pretrained");
+  CHECK(r.round_stats[1].ranked_by == "linear+pretrained");  // the ensemble
+  // --transfer finetune: later rounds rank by the pretrained model trained on the runs so far.
+  o.transfer = "finetune";
+  LowShotResult ft = low_shot_search(g, vars, c, o);
+  CHECK(ft.round_stats[0].ranked_by == "pretrained");
+  CHECK(ft.round_stats[1].ranked_by == "pretrained fine-tuned");
+  CHECK(ft.runs.size() == r.runs.size());
+  CHECK(ft.ranker_accuracy_on_picks >= 0);
+  o.transfer = "ensemble";
   std::filesystem::remove(path);
   o.pretrained = path;  // now missing
   CHECK_THROWS_WITH(low_shot_search(g, vars, c, o), Catch::Contains("cannot open"));
+}
+#endif
+
+#ifdef AUTODDL_SYNC_HAVE_SIM
+// Issue 32 item 4's arms: the same candidates, picked by the learned ranker, at random, or by the
+// analytical evaluator; every round records what ranked it and how well the scores ordered the picks.
+TEST_CASE("low-shot search arms: same budget and different picks with each round recorded", "[sync][lowshot]") {
+  autoddl::costmodel::Graph g = test::tiny_model(true);
+  autoddl::costmodel::ClusterSpec c = test::test_cluster(3, 2, 1e8, 1e-5, 1e12);
+  std::vector<Variable> vars = extract_variables(g);
+  LowShotOptions o = small_options();
+  std::map<std::string, LowShotResult> r;
+  for (const char* arm : {"ranker", "random", "analytical"}) {
+    o.arm = arm;
+    r[arm] = low_shot_search(g, vars, c, o);
+    INFO(arm);
+    CHECK(r[arm].runs.size() == builders().size() + 24);  // equal trials
+    REQUIRE(r[arm].round_stats.size() == static_cast<size_t>(r[arm].rounds));
+    for (const LowShotRound& st : r[arm].round_stats) {
+      CHECK(st.picked == 6);
+      CHECK(st.candidates >= st.picked);
+      CHECK((st.accuracy == -1 || (st.accuracy >= 0 && st.accuracy <= 1)));
+      CHECK(st.best_so_far_s <= st.round_best_s);
+    }
+  }
+  const size_t b = builders().size();
+  auto round_picks = [&](const LowShotResult& x, int round) {
+    std::vector<Strategy> s;
+    for (const LowShotRun& run : x.runs)
+      if (run.round == round) s.push_back(run.strategy);
+    return s;
+  };
+  // Round 1: the ranker arm ranks by the analytical evaluator, as the analytical arm does (the
+  // same candidates, so the same picks); random picks others.
+  CHECK(round_picks(r["ranker"], 1) == round_picks(r["analytical"], 1));
+  CHECK_FALSE(round_picks(r["random"], 1) == round_picks(r["analytical"], 1));
+  CHECK(r["ranker"].runs[b].strategy == r["analytical"].runs[b].strategy);
+  // What ranked each round.
+  CHECK(r["ranker"].round_stats[0].ranked_by == "analytical");
+  CHECK(r["ranker"].round_stats[1].ranked_by == "linear");
+  CHECK(r["ranker"].round_stats[1].scored_by == "linear");
+  for (const LowShotRound& st : r["analytical"].round_stats) CHECK(st.ranked_by == "analytical");
+  for (const LowShotRound& st : r["random"].round_stats) CHECK(st.ranked_by == "random");
+  // Random round 1 has no scores to judge; later rounds the shadow ranker's.
+  CHECK(r["random"].round_stats[0].accuracy == -1);
+  CHECK(r["random"].round_stats[0].scored_by.empty());
+  CHECK(r["random"].round_stats[1].scored_by == "linear");
+  // Pooled accuracy: over learned rounds only, so none in the analytical arm.
+  CHECK(r["analytical"].ranker_accuracy_on_picks == -1);
+  CHECK(r["ranker"].ranker_accuracy_on_picks >= 0);
+  CHECK(r["random"].ranker_accuracy_on_picks >= 0);
+  // Bad arms and a pretrained model outside the ranker arm are input errors.
+  o.arm = "greedy";
+  CHECK_THROWS_WITH(low_shot_search(g, vars, c, o), Catch::Contains("--arm"));
+  o.arm = "random";
+  o.pretrained = "model.json";
+  CHECK_THROWS_WITH(low_shot_search(g, vars, c, o), Catch::Contains("--pretrained"));
+  o.arm = "ranker";
+  o.pretrained.clear();
+  o.transfer = "mix";
+  CHECK_THROWS_WITH(low_shot_search(g, vars, c, o), Catch::Contains("--transfer"));
 }
 #endif

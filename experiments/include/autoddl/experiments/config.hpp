@@ -41,7 +41,8 @@ enum class TaskKind { search, scheme, sync_search, sync_rank, sync_transfer };
 
 struct TaskEntry {
   TaskKind kind = TaskKind::search;
-  // --method values (search), --scheme values (scheme), rankers (sync_rank, sync_transfer); one "" (sync_search)
+  // --method values (search), --scheme values (scheme), rankers (sync_rank, sync_transfer); one ""
+  // (sync_search), or its arms (above)
   std::vector<std::string> items;
   std::vector<std::string> evaluators;  // "analytical", "sim"
   std::string mesh;                // optional --mesh for every cell of the task
@@ -50,6 +51,12 @@ struct TaskEntry {
   bool tie_layers = false;         // search only
   std::string fidelity = "flow";   // sim evaluator only
   int trials = 200;                // sync_search only: `autoddl sync search --trials`
+  // sync_search with "arms" (the ablation, issue 32 item 4): items are "ranker:<name>", "random"
+  // or "analytical" (`sync search --arm`), and each cell also runs with every value here
+  // (false: `--sampler-only`). Both empty without "arms", so the cells of older configs keep
+  // their keys.
+  std::vector<bool> neighbours;
+  std::string shadow_ranker;       // the random arm's ranker (scores its picks, picks nothing)
   std::string data;                // sync_rank, sync_transfer: the dataset folder
   std::vector<int> trial_counts;   // sync_rank: training trials per cell, one cell each
   double holdout = 0.2;            // sync_rank: fraction of each pair's records held out

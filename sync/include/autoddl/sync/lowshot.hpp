@@ -8,7 +8,9 @@
 // (seeded), so the final choice re-runs the builders and the best few found `repeats` times
 // and compares means. Deterministic for a fixed seed, for any `jobs`. The builders include the
 // fp16-compressed ones (horovod-fp16, ddp-fp16), so "best builder" has the same options as the
-// search; the result also names the best without compression on either side.
+// search; the result also names the best without compression on either side. `arm` replaces
+// the ranking by random picks or the analytical evaluator alone (the ablation of issue 32 item 4),
+// and every round's ranking and its accuracy on the picks are recorded (round_stats).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -28,7 +30,21 @@ struct LowShotOptions {
   int explore = 400;     // candidates sampled and ranked per round
   uint64_t seed = 1;
   std::string ranker = "linear";  // linear | xgboost
+  // Which ranking picks each round's runs (issue 32 item 4, "does learning help?"): all arms
+  // draw the same candidates (same sampler, same neighbours, same trial budget) and differ only
+  // in the order they pick from:
+  // * "ranker": AutoSync's loop: round 1 by the analytical evaluator (or --pretrained), later
+  //   rounds by `ranker` retrained on every run so far;
+  // * "random": a seeded uniform draw from the candidates every round (the ranker is still fitted
+  //   from round 2 and scores the random picks, so its accuracy on an unselected sample is
+  //   reported, but it picks nothing);
+  // * "analytical": every round by the analytical evaluator's iteration time; nothing is learned.
+  std::string arm = "ranker";
   std::string pretrained;         // a model file (autoddl sync train); empty: none
+  // How rounds >= 2 use the pretrained model: "ensemble": a fresh `ranker` trained on the runs
+  // so far, its standardized scores added to the pretrained model's; "finetune": the pretrained
+  // model itself trained further on the runs so far (Ranker::fine_tune; `ranker` unused).
+  std::string transfer = "ensemble";
   int confirm_top = 3;   // best sampled strategies re-run at the end
   int repeats = 3;       // runs per strategy in the final comparison (their mean)
   int jobs = 1;          // simulations in parallel (results do not depend on it)
@@ -38,6 +54,21 @@ struct LowShotOptions {
   // neighbours can. false: AutoSync's sampler only.
   bool mutate = true;
   SamplerOptions sampler;
+};
+
+// One round of the loop: what ranked its candidates and how well the scores ordered its picks.
+struct LowShotRound {
+  int round = 0;
+  std::string ranked_by;     // "analytical", "pretrained", the ranker's name (+"+pretrained"), "random"
+  std::string scored_by;     // whose scores `accuracy` is of: ranked_by, or the shadow ranker of the random arm; "" none
+  int candidates = 0;        // ranked this round
+  int picked = 0;            // run this round
+  // Pairwise accuracy of `scored_by`'s scores over the pairs of this round's runs (scored before
+  // they ran); -1 when nothing scored them (random round 1) or no pair differs.
+  double accuracy = -1;
+  int64_t pairs = 0;
+  double round_best_s = 0;   // fastest single run of this round
+  double best_so_far_s = 0;  // fastest single run so far, builders included
 };
 
 struct LowShotRun {
@@ -72,9 +103,12 @@ struct LowShotResult {
   int best_plain = -1;
   std::string best_plain_builder;
   double best_plain_builder_s = 0;
-  // Held-out check of the last ranker: pairwise accuracy on the last round's runs, scored
-  // before they ran (how well the model predicted the runs it chose).
-  double last_round_accuracy = 0;
+  // Held-out check of the learned ranker: pairwise accuracy over the pairs within each round's
+  // runs, pooled over the rounds a learned model scored (rounds >= 2, or every round with a
+  // pretrained model; in the random arm the shadow ranker's scores of the random picks), each
+  // scored before it ran. -1 when no learned model scored any round (the analytical arm).
+  double ranker_accuracy_on_picks = -1;
+  std::vector<LowShotRound> round_stats;  // one per round, in order
   // Per sampled trial n (1-based index n-1): the best mean the search would report if it stopped
   // after n trials (the builders and the final selection of the first n trials, each re-run
   // `repeats` times with the final seeds). Never above the best builder's mean; the last is best_s.

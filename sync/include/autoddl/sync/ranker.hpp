@@ -5,7 +5,8 @@
 //   pairs of each list, full-batch gradient descent (Eigen); deterministic.
 // * XgbRanker: XGBoost's `rank:pairwise` through its C API (Debian's libxgboost), built only
 //   when the library is found (AUTODDL_SYNC_HAVE_XGBOOST); one thread, fixed seed.
-// Both save and load (linear: JSON; XGBoost: its own model file).
+// Both save and load (linear: JSON; XGBoost: its own model file), and fine-tune a fitted or
+// loaded model on new samples.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,6 +26,11 @@ class Ranker {
   virtual ~Ranker() = default;
   virtual void fit(const std::vector<RankSample>& train) = 0;
   virtual std::vector<double> score(const std::vector<RankSample>& samples) const = 0;
+  // Fine-tuning (AutoSync §5.3's transfer): continue training this fitted (or loaded) model on
+  // `target` samples, starting from what it learned, rather than fitting afresh. Linear: the
+  // source's standardization kept, gradient descent from its weights with an L2 pull toward
+  // them; XGBoost: more boosting rounds added to the source's trees.
+  virtual void fine_tune(const std::vector<RankSample>& target) = 0;
   virtual void save(const std::string& path) const = 0;
   virtual void load(const std::string& path) = 0;
 };
@@ -36,6 +42,10 @@ struct LinearRankerOptions {
   // Also the log of every feature (clamped at 0, plus a millionth of its training maximum):
   // ratios within a list then weigh the same for small and large models.
   bool log_features = true;
+  // fine_tune: epochs from the source weights, and the L2 strength toward them (a prior: few
+  // target trials move the source only where they disagree with it).
+  int finetune_epochs = 200;
+  double finetune_l2 = 1e-2;
 };
 
 std::unique_ptr<Ranker> make_linear_ranker(LinearRankerOptions options = {});
@@ -49,6 +59,7 @@ struct XgbRankerOptions {
   double min_child_weight = 0.01;
   double lambda = 1;  // L2 on leaf weights (XGBoost's default)
   int pairs_per_row = 16;  // XGBoost num_pairsample (default 1)
+  int finetune_rounds = 50;  // fine_tune: trees added on the target samples
   uint64_t seed = 0;
 };
 std::unique_ptr<Ranker> make_xgb_ranker(XgbRankerOptions options = {});

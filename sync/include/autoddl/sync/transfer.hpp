@@ -4,8 +4,13 @@
 // scored on the rest, so all numbers of a row come from the same records:
 // * transferred: the ranker trained on the source pairs only (zero-shot);
 // * target only: a ranker trained on the `finetune` target trials alone;
-// * fine-tuned: both rankers' scores standardized and added (the low-shot search's use of a
-//   pretrained model, lowshot.hpp), so the source's knowledge and the target's trials both count.
+// * ensemble: both rankers' scores standardized and added (the low-shot search's default use of
+//   a pretrained model, lowshot.hpp), so the source's knowledge and the target's trials both
+//   count; two models, neither trained on the other's data (before issue 32 item 4 this row
+//   was called "fine-tuned");
+// * fine-tuned: what AutoSync means: the source ranker itself trained further on the target
+//   trials (Ranker::fine_tune: the linear one's weights from the source's with an L2 pull toward
+//   them, XGBoost's trees continued with more rounds).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +25,7 @@ struct TransferResult {
   std::vector<std::string> train_pairs, test_pairs;
   PairMetrics transferred;
   PairMetrics target_only;  // empty (pairs == 0) when finetune == 0
+  PairMetrics ensemble;     // likewise
   PairMetrics finetuned;    // likewise
 };
 
