@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "autoddl/costmodel/calibration.hpp"
-#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/search/coordinate_descent.hpp"
 #include "autoddl/search/scheme_map.hpp"
@@ -38,16 +37,6 @@ ClusterSpec with_slow_dim(ClusterSpec c, double slowdown, int dim) {
   }
   attach_calibration(c, cal, "slow_dim.json");
   return c;
-}
-
-// evaluate() in the tables' terms: one gradient per bucket, the sync exposed, no SM sharing
-// (as cost_tables_test.cpp's evaluate_as_table).
-double evaluate_as_table(const Graph& g, const ClusterSpec& c, Scheme s) {
-  s.bucket_bytes = 1;
-  ClusterSpec unhidden = c;
-  unhidden.gpu.sm_count = 0;
-  const CostReport r = evaluate(g, unhidden, s);
-  return r.iteration_s - r.grad_sync_exposed_s + r.grad_sync_s - c.gpu.launch_overhead_s;
 }
 
 }  // namespace

@@ -19,18 +19,6 @@ using namespace search_fixtures;
 
 namespace {
 
-// evaluate() with one gradient per bucket and the sync fully exposed, in the table's terms:
-// m·T + Σ sync + the optimizer step without its one kernel launch.
-double evaluate_as_table(const Graph& g, const ClusterSpec& c, Scheme s) {
-  s.bucket_bytes = 1;
-  // The tables charge the sync unhidden, so its NCCL kernels never share the SMs with the
-  // backward (sm_contention.hpp): evaluate without an SM count to match.
-  ClusterSpec unhidden = c;
-  unhidden.gpu.sm_count = 0;
-  const CostReport r = evaluate(g, unhidden, s);
-  return r.iteration_s - r.grad_sync_exposed_s + r.grad_sync_s - c.gpu.launch_overhead_s;
-}
-
 // Whether an op keeps an activation that it reads in a smaller layout than its producer wrote
 // (where evaluate() keeps the smaller copy and the tables the producer's).
 bool keeper_reads_smaller(const Graph& g, const Scheme& s) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/graph_builder.hpp"
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/search/assignment.hpp"
@@ -53,6 +54,18 @@ inline Graph tied_graph(int64_t batch = 8, int64_t seq = 4, int64_t vocab = 32, 
 inline Graph tiny_gpt(int layers = 2, int64_t batch = 8) {
   return build_zoo_model("gpt", {{"layers", std::to_string(layers)}, {"hidden", "256"}, {"heads", "8"},
                                  {"seq", "128"}, {"vocab", "1024"}, {"batch", std::to_string(batch)}});
+}
+
+// evaluate() with one gradient per bucket and the sync fully exposed, in the table's terms:
+// m·T + Σ sync + the optimizer step without its one kernel launch.
+inline double evaluate_as_table(const Graph& g, const ClusterSpec& c, Scheme s) {
+  s.bucket_bytes = 1;
+  // The tables charge the sync unhidden, so its NCCL kernels never share the SMs with the
+  // backward (sm_contention.hpp): evaluate without an SM count to match.
+  ClusterSpec unhidden = c;
+  unhidden.gpu.sm_count = 0;
+  const CostReport r = evaluate(g, unhidden, s);
+  return r.iteration_s - r.grad_sync_exposed_s + r.grad_sync_s - c.gpu.launch_overhead_s;
 }
 
 inline TableOptions table_options(std::vector<int> mesh, bool zero = true) {
