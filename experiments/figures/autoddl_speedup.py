@@ -8,25 +8,21 @@ expert printed on its bar.
 
 SWEEP_DIR holds search cells whose --method lists the searched methods (cd-nbh, cd-mesh) and the
 experts; "searched" is the fastest feasible searched method of each cell."""
-import argparse
 import os
 import sys
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sweeplib import SEARCHED, load_rows, save
+from sweeplib import SEARCHED, figure_parser, load_rows, save
 
 LABELS = {"megatron": "Megatron-LM (best grid point)", "dp": "data parallel", "owt": "one weird trick",
           "zero1": "ZeRO-1", "zero3": "ZeRO-3"}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
+    ap = figure_parser(__doc__)
     ap.add_argument("--experts", default="megatron,dp")
-    ap.add_argument("--name", required=True, help="output file stem")
-    ap.add_argument("--out", default="docs/figures")
     a = ap.parse_args()
     experts = a.experts.split(",")
     # (model, cluster) -> gpus -> {"searched": (s, method), expert: s}

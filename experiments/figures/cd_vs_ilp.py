@@ -6,23 +6,18 @@ against graph size (ops), log-log, CD beside the ILP (COIN-OR CBC); an open mark
 that hit its time limit (its gap is then against the best bound CBC proved).
 
   experiments/figures/cd_vs_ilp.py SWEEP_DIR --out docs/figures"""
-import argparse
 import sys
 
 import matplotlib.pyplot as plt
 
-from sweeplib import load_rows, save
+from sweeplib import figure_parser, load_rows, save
 
 STYLE = {"cd": ("#ff7f0e", "s", "coordinate descent"), "cd-nbh": ("#d62728", "o", "CD with neighbourhoods"),
          "ilp": ("#1f77b4", "^", "ILP (CBC)")}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
-    ap.add_argument("--name", default="cd_vs_ilp")
-    ap.add_argument("--out", default="docs/figures")
-    a = ap.parse_args()
+    a = figure_parser(__doc__, "cd_vs_ilp").parse_args()
     pts = []  # (ops, model, knobs, {method: result})
     for r in load_rows(a.sweep):
         s = r["results"].get("search")

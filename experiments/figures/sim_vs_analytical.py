@@ -4,13 +4,12 @@ simulated iteration time (SimGrid, flow-level network with contention) against t
 model's for the same scheme, log-log with the y = x line and a +-10% band.
 
   experiments/figures/sim_vs_analytical.py SWEEP_DIR --out docs/figures"""
-import argparse
 import statistics
 import sys
 
 import matplotlib.pyplot as plt
 
-from sweeplib import load_rows, save
+from sweeplib import figure_parser, load_rows, save
 
 
 def parity_points(rows):
@@ -65,11 +64,7 @@ def draw_parity(ax, pts):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
-    ap.add_argument("--name", default="sim_vs_analytical")
-    ap.add_argument("--out", default="docs/figures")
-    a = ap.parse_args()
+    a = figure_parser(__doc__, "sim_vs_analytical").parse_args()
     pts = parity_points(load_rows(a.sweep))
     if not pts:
         sys.exit(f"{a.sweep}: no sim cells with results")

@@ -3,6 +3,7 @@ sweep folder, the standing row per cell (rows of the current model version over 
 row over failures), and matplotlib set up for small, reproducible PNG + SVG files with a
 provenance line, and a red STALE mark when the plotted cells came from another model version than
 the current one (cmake/model_sources.txt). Figures read results only; they never run a model."""
+import argparse
 import collections
 import glob
 import json
@@ -25,6 +26,19 @@ plt.rcParams.update({
 # `autoddl search` methods that search; the others (dp, megatron, owt, zero1, ...) are the experts
 # and baselines a searched scheme is compared with.
 SEARCHED = ("cd", "cd-nbh", "cd-mesh", "cd-expert", "ilp", "chain-dp")
+
+def figure_parser(doc, name=None):
+    """The arguments every figure script takes: the sweep folder, the output stem (--name: `name`
+    by default, required when None) and the output folder (--out). Scripts add their own."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sweep")
+    if name is None:
+        ap.add_argument("--name", required=True, help="output file stem")
+    else:
+        ap.add_argument("--name", default=name)
+    ap.add_argument("--out", default="docs/figures")
+    return ap
+
 
 # Every row load_rows returned in this process: what save() checks the model versions of.
 LOADED = []

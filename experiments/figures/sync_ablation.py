@@ -21,7 +21,6 @@ the cells), one line per arm; right, the pairwise accuracy on each round's picks
 cells; the random arm's is its shadow ranker's on random picks).
 
   experiments/figures/sync_ablation.py SWEEP_DIR --out docs/figures"""
-import argparse
 import math
 import sys
 from collections import defaultdict
@@ -29,7 +28,7 @@ from collections import defaultdict
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sweeplib import load_rows, save
+from sweeplib import figure_parser, load_rows, save
 
 ARM_ORDER = ["ranker:linear", "ranker:xgboost", "ranker:lstm", "random", "analytical"]
 COLORS = {"ranker:linear": "#1f77b4", "ranker:xgboost": "#d62728", "random": "#7f7f7f",
@@ -66,11 +65,7 @@ def order_key(arm):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
-    ap.add_argument("--name", default="autosync_ablation")
-    ap.add_argument("--out", default="docs/figures")
-    a = ap.parse_args()
+    a = figure_parser(__doc__, "autosync_ablation").parse_args()
     # (neighbours, arm) -> {(pair, seed): report}
     cells = defaultdict(dict)
     for r in load_rows(a.sweep):

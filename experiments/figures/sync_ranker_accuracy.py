@@ -10,25 +10,20 @@ spread (standard deviation, of the logs for the ratio) of the models' mean over 
 numbers per model are printed.
 
   experiments/figures/sync_ranker_accuracy.py SWEEP_DIR --out docs/figures"""
-import argparse
 import sys
 from collections import defaultdict
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sweeplib import load_rows, save
+from sweeplib import figure_parser, load_rows, save
 
 COLORS = {"linear": "#1f77b4", "xgboost": "#d62728"}
 MARKERS = {0: "o", 1: "s", 2: "^", 3: "D"}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
-    ap.add_argument("--name", default="autosync_ranker_accuracy")
-    ap.add_argument("--out", default="docs/figures")
-    a = ap.parse_args()
+    a = figure_parser(__doc__, "autosync_ranker_accuracy").parse_args()
     # (ranker, cluster, trials, seed) -> {pair: result}
     cells = defaultdict(dict)
     for r in load_rows(a.sweep):

@@ -11,14 +11,13 @@ of both is the ranker trained on the target trials alone, the baseline transfer 
 row of panels per ranker. Every number of a column scores the same test records.
 
   experiments/figures/sync_transfer.py SWEEP_DIR --out docs/figures"""
-import argparse
 import sys
 from collections import defaultdict
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sweeplib import load_rows, save
+from sweeplib import figure_parser, load_rows, save
 
 
 def short(pair):
@@ -27,11 +26,7 @@ def short(pair):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep")
-    ap.add_argument("--name", default="autosync_transfer")
-    ap.add_argument("--out", default="docs/figures")
-    a = ap.parse_args()
+    a = figure_parser(__doc__, "autosync_transfer").parse_args()
     vals = defaultdict(list)  # (ranker, variant, train, test) -> accuracies over seeds
     finetune = set()
     for r in load_rows(a.sweep):
