@@ -60,6 +60,32 @@ void reduce_by_class(const CostTables& t, Coordinates& co) {
   }
 }
 
+// Coordinates::op_kind and term_kind (see coordinate_descent.hpp).
+void kinds_by_pricing(const CostTables& t, Coordinates& co) {
+  std::map<std::vector<int64_t>, int> op_ids, term_ids;
+  co.op_kind.assign(t.ops(), 0);
+  std::vector<int64_t> key;
+  for (int op = 0; op < t.ops(); ++op) {
+    key = {t.class_of(op), t.stage(op), t.recomputes_op(op) ? 1 : 0, t.weight_gemm_op(op) ? 1 : 0};
+    if (!t.op_mem_terms(op).empty()) key.push_back(-1 - op);
+    for (int c = 0; c < t.choices(op); ++c) {
+      key.insert(key.end(), {bits(t.node_s(op, c)), bits(t.memory_bytes(op, c)), bits(t.activation_bytes(op, c))});
+    }
+    co.op_kind[op] = op_ids.emplace(key, static_cast<int>(op_ids.size())).first->second;
+  }
+  co.term_kind.assign(t.terms(), 0);
+  for (int term = 0; term < t.terms(); ++term) {
+    const Term& tm = t.term(term);
+    key = {static_cast<int64_t>(tm.kind), static_cast<int64_t>(reinterpret_cast<uintptr_t>(tm.info)), bits(tm.scale),
+           tm.cross_stage ? 1 : 0, bits(tm.sync_weight), tm.count};
+    if (tm.kind == TermKind::tied) key.push_back(-1 - term);
+    const int* mem = t.term_members(term);
+    const int8_t* ports = t.term_ports(term);
+    for (int y = 0; y < tm.count; ++y) key.insert(key.end(), {co.op_kind[mem[y]], ports[y]});
+    co.term_kind[term] = term_ids.emplace(key, static_cast<int>(term_ids.size())).first->second;
+  }
+}
+
 }  // namespace
 
 Coordinates make_coordinates(const CostTables& t, bool tie_layers) {
@@ -138,6 +164,7 @@ Coordinates make_coordinates(const CostTables& t, bool tie_layers) {
     co.nbr_begin.push_back(static_cast<int>(co.nbrs.size()));
   }
   if (co.tied_groups > 0) reduce_by_class(t, co);
+  kinds_by_pricing(t, co);
   return co;
 }
 

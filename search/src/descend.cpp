@@ -89,13 +89,23 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
                         {"window_moves", st.window_moves},
                         {"neighbourhoods", st.neighbourhoods},
                         {"checks_skipped", st.checks_skipped},
+                        {"checks_reused", st.checks_reused},
                         {"seconds", st.seconds},
                         {"time_limit_hit", st.time_limit_hit}});
   }
   if (two_phase) {  // neighbourhood moves from the best plain end points only
     std::vector<size_t> order(per_seed.size());
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return end_obj[x] < end_obj[y]; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return end_obj[x] < end_obj[y]; });
+    // Seeds that descended to the same end point would repeat the same neighbourhood descent:
+    // keep the first of each, so the joint phase starts from joint_from_best distinct points.
+    std::vector<size_t> distinct;
+    for (size_t i : order) {
+      bool seen = false;
+      for (size_t j : distinct) seen |= ends[j] == ends[i];
+      if (!seen) distinct.push_back(i);
+    }
+    order = distinct;
     const int picked = static_cast<int>(std::min<size_t>(order.size(), static_cast<size_t>(joint_from_best)));
     std::vector<std::vector<int>> joint_end(picked);
     std::vector<CdStats> joint_stats(picked);
@@ -126,6 +136,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
       j["window_moves"] = st.window_moves;
       j["neighbourhoods"] = st.neighbourhoods;
       j["checks_skipped"] = j["checks_skipped"].get<long>() + st.checks_skipped;
+      j["checks_reused"] = j["checks_reused"].get<long>() + st.checks_reused;
       j["seconds"] = j["seconds"].get<double>() + st.seconds;
     }
   }

@@ -28,6 +28,7 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
   for (int j = 0; j < kMaxNbh; ++j) {
     unary_terms_[j].reserve(64);
     multi_terms_[j].reserve(64);
+    multi_pair_[j].reserve(64);
   }
   for (int j = 0; j < kMaxWindow; ++j) {
     wu_[j].assign(max_choices, 0);
@@ -42,6 +43,16 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
   if (static_cast<int>(cvec_.size()) < max_members * kMaxWindow) {
     cvec_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
     jops_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+  }
+  if (opt.neighbourhood) {
+    size_t slots = 0;
+    for (int term = 0; term < t_.terms(); ++term) {
+      slots = std::max(slots, static_cast<size_t>(t_.term(term).first + t_.term(term).count));
+    }
+    row_stride_ = max_choices;
+    row_.assign(slots * max_choices, 0);
+    row_at_.assign(slots, -1);
+    cvec_row_.assign(max_members, 0);
   }
   changed_at_.assign(co.size(), 0);
   improve_empty_at_.assign(co.size(), -1);
@@ -80,6 +91,73 @@ bool Descent::still_empty(const int* coords, int n, long at, bool weighs_memory)
   }
   ++stats_.checks_skipped;
   return true;
+}
+
+bool Descent::memo_on() {
+  if (!opt_.memo_checks || co_.op_kind.empty()) return false;
+  // memo_mem_'s outcomes depend on the choices in their keys and, through the memory penalty, on
+  // every stage's memory. As for still_empty: while every stage stays within capacity and none
+  // went down, an empty check stays empty (the penalty is convex), so they outlive moves; priced
+  // with a stage over capacity they hold only until the next move. memo_time_'s outcomes depend
+  // on their keys alone. A full memo starts over.
+  const bool strict = a_.penalty_s() > 0;
+  if (memo_serial_ != serial_ && (strict || memo_strict_ || mem_down_at_ > memo_serial_)) memo_mem_.clear();
+  if (memo_mem_.size() > kMemoMaxEntries) memo_mem_.clear();
+  if (memo_time_.size() > kMemoMaxEntries) memo_time_.clear();
+  memo_serial_ = serial_;
+  memo_strict_ = strict;
+  return true;
+}
+
+const double* Descent::term_row(int term, int k, int K) {
+  const Term& tm = t_.term(term);
+  const int* mem = t_.term_members(term);
+  int first = 0;
+  while (co_.of_op[mem[first]] != k) ++first;
+  const size_t slot = static_cast<size_t>(tm.first + first);
+  double* row = &row_[slot * row_stride_];
+  const long at = row_at_[slot];
+  bool fresh = at >= 0;
+  for (int y = 0; y < tm.count && fresh; ++y) {
+    const int kk = co_.of_op[mem[y]];
+    fresh = kk == k || changed_at_[kk] <= at;
+  }
+  if (fresh) return row;
+  int* ch = a_.scratch_choice();
+  int n = 0;
+  const int* ops = members(k, n);
+  for (int x = 0; x < n; ++x) cvec_row_[x] = ch[ops[x]];
+  for (int c = 0; c < K; ++c) {
+    for (int x = 0; x < n; ++x) ch[ops[x]] = c;
+    row[c] = t_.term_cost(term, ch);
+  }
+  for (int x = 0; x < n; ++x) ch[ops[x]] = cvec_row_[x];
+  row_at_[slot] = serial_;
+  return row;
+}
+
+uint64_t Descent::check_key(int tag, const int* coords, int n) {
+  key_.clear();
+  key_.push_back(tag);
+  key_.push_back(n);
+  for (int j = 0; j < n; ++j) {
+    int m = 0;
+    const int* ops = members(coords[j], m);
+    key_.push_back(m);
+    for (int x = 0; x < m; ++x) {
+      key_.push_back(co_.op_kind[ops[x]]);
+      key_.push_back(a_.choice(ops[x]));
+    }
+  }
+  for (int term : uterms_) {
+    key_.push_back(co_.term_kind[term]);
+    const int* mem = t_.term_members(term);
+    for (int y = 0; y < t_.term(term).count; ++y) {
+      key_.push_back(pos_[co_.of_op[mem[y]]]);
+      key_.push_back(a_.choice(mem[y]));
+    }
+  }
+  return CheckMemo::hash(key_.data(), static_cast<int>(key_.size()));
 }
 
 double Descent::delta_tied(int k, const int* ops, int n, int c) {

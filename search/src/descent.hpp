@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autoddl/search/coordinate_descent.hpp"
+#include "check_memo.hpp"
 
 namespace autoddl::search {
 
@@ -49,6 +50,17 @@ class Descent {
   bool still_empty(const int* coords, int n, long at, bool weighs_memory);
   long empty_at(bool weighs_memory) const { return weighs_memory && a_.penalty_s() > 0 ? -1 : serial_; }
 
+  // Checks answered by an identical one since the last move (CdOptions::memo_checks): the key
+  // is the check's members (op kind, choice) and its terms (term kind; per member its position
+  // in the check, or -1, and its choice), built in key_ after the check has gathered uterms_.
+  bool memo_on();
+  uint64_t check_key(int tag, const int* coords, int n);
+
+  // A term's cost for each choice of coordinate k (every member of k at that choice, the rest at
+  // their current choices): kept per (term, k's first member in it) and recomputed only when a
+  // member outside k has moved since (changed_at_); the unary costs of joint and window checks.
+  const double* term_row(int term, int k, int K);
+
   // Plain mode (descent.cpp).
   bool improve(int k);
   double delta_tied(int k, const int* ops, int n, int c);
@@ -88,6 +100,17 @@ class Descent {
   int stamp_ = 0;
   // Neighbourhood branch and bound.
   std::vector<int> unary_terms_[kMaxNbh], multi_terms_[kMaxNbh];
+  // Per multi term of a member: the earlier member it also touches when it touches exactly two
+  // (lo, else -1), and its table of pair costs in pair_val_ (offset, this member's choices k).
+  struct PairTable {
+    int lo;
+    long offset;
+    int k;
+  };
+  std::vector<PairTable> multi_pair_[kMaxNbh];
+  std::vector<double> pair_val_;
+  std::vector<long> pair_at_;
+  long pair_stamp_ = 0;
   std::vector<double> unary_[kMaxNbh];
   std::vector<int> order_[kMaxNbh];
   int n_cand_[kMaxNbh] = {};
@@ -112,6 +135,23 @@ class Descent {
   long serial_ = 0, mem_down_at_ = -1;
   std::vector<long> changed_at_, improve_empty_at_, joint_empty_at_, window_empty_at_;
   std::vector<double> mem_before_;
+  // Memos of empty joint and window checks (memo_on / check_key). memo_time_: outcomes that
+  // hold whatever the memory: a joint check where no candidate beat the incumbent on time alone
+  // with no stage over capacity (valid again whenever none is: a candidate's penalty is >= 0), a
+  // window whose DP (time only) kept the current choices. memo_mem_: empty only once memory
+  // was weighed.
+  // term_row's rows: K doubles per term member slot (CostTables::term_members), with the serial
+  // at which each was priced (-1: never).
+  std::vector<double> row_;
+  std::vector<long> row_at_;
+  std::vector<int> cvec_row_;  // term_row's saved choices of k's members
+  int row_stride_ = 0;
+  static constexpr size_t kMemoMaxEntries = size_t{1} << 16;
+  CheckMemo memo_time_, memo_mem_;
+  bool time_better_ = false;  // joint_search: some leaf beat the incumbent before its penalty
+  long memo_serial_ = -1;
+  bool memo_strict_ = false;  // the memo holds outcomes priced with a stage over capacity
+  std::vector<int64_t> key_;
 };
 
 }  // namespace autoddl::search

@@ -108,6 +108,44 @@ bool Descent::joint_search(int k) {
       else multi_terms_[last].push_back(term);
     }
   }
+  // Terms between two members cost the same at every search-tree node with the same pair of
+  // choices: each gets a table over (earlier member's choice, this member's choice), filled as
+  // the search visits it (a cell of another search's stamp is empty).
+  ++pair_stamp_;
+  size_t pair_cells = 0;
+  for (int j = 0; j < k; ++j) {
+    multi_pair_[j].clear();
+    const int K = t_.choices(co_.ops[co_.op_begin[nbh_[j]]]);
+    for (int term : multi_terms_[j]) {
+      const unsigned mask = term_mask_[term];
+      int lo = 0;
+      while (((mask >> lo) & 1u) == 0) ++lo;
+      if (lo == j || mask != ((1u << lo) | (1u << j))) {  // three or more members: priced each time
+        multi_pair_[j].push_back({-1, 0, 0});
+        continue;
+      }
+      const int K_lo = t_.choices(co_.ops[co_.op_begin[nbh_[lo]]]);
+      multi_pair_[j].push_back({lo, static_cast<long>(pair_cells), K});
+      pair_cells += static_cast<size_t>(K_lo) * K;
+    }
+  }
+  if (pair_val_.size() < pair_cells) {
+    pair_val_.resize(pair_cells);
+    pair_at_.resize(pair_cells, 0);
+  }
+  // The same members, terms and choices came back empty since the last move (another layer).
+  const bool memo = memo_on();
+  uint64_t key_hash = 0;
+  const bool within_capacity = a_.penalty_s() <= 0;
+  if (memo) {
+    key_hash = check_key(1, nbh_, k);
+    const int n_key = static_cast<int>(key_.size());
+    if ((within_capacity && memo_time_.find(key_.data(), n_key, key_hash) >= 0) ||
+        memo_mem_.find(key_.data(), n_key, key_hash) >= 0) {
+      ++stats_.checks_reused;
+      return false;
+    }
+  }
   // The current local cost (the incumbent).
   int* ch = a_.scratch_choice();
   int n_ops = 0;
@@ -130,14 +168,15 @@ bool Descent::joint_search(int k) {
     const int* ops = members(nbh_[j], n);
     const int K = t_.choices(ops[0]);
     for (int c = 0; c < K; ++c) {
-      set_members(j, c);
       double u = 0;
       for (int x = 0; x < n; ++x) u += t_.node_s(ops[x], c);
-      for (int term : unary_terms_[j]) u += t_.term_cost(term, ch);
       unary_[j][c] = u;
       order_[j][c] = c;
     }
-    restore(n_ops);
+    for (int term : unary_terms_[j]) {
+      const double* v = term_row(term, nbh_[j], K);
+      for (int c = 0; c < K; ++c) unary_[j][c] += v[c];
+    }
     std::sort(order_[j].begin(), order_[j].begin() + K,
               [&](int x, int y) { return unary_[j][x] < unary_[j][y]; });
     int keep = std::min(K, std::max(1, opt_.candidates_per_member));
@@ -160,10 +199,17 @@ bool Descent::joint_search(int k) {
   suffix_min_[k] = 0;
   best_ = current - eps();
   found_ = false;
+  time_better_ = false;
   nodes_ = 0;
   dfs(0, 0.0, k, n_ops);
   restore(n_ops);
-  if (!found_) return false;
+  if (!found_) {
+    if (memo) {
+      CheckMemo& m = within_capacity && !time_better_ && nodes_ <= opt_.node_budget ? memo_time_ : memo_mem_;
+      m.insert(key_.data(), static_cast<int>(key_.size()), key_hash, 0);
+    }
+    return false;
+  }
   // Apply: every member op takes its coordinate's best choice.
   int x = 0;
   for (int j = 0; j < k; ++j) {
@@ -183,6 +229,7 @@ void Descent::restore(int n_ops) {
 }
 
 void Descent::dfs(int j, double acc, int k, int n_ops) {
+  if (j >= kMaxNbh) return;  // unreachable (k <= kMaxNbh); bounds the recursion for the compiler
   int* ch = a_.scratch_choice();
   for (int x = 0; x < n_cand_[j]; ++x) {
     if (++nodes_ > opt_.node_budget) return;
@@ -192,13 +239,26 @@ void Descent::dfs(int j, double acc, int k, int n_ops) {
     set_members(j, c);
     pick_[j] = c;
     double cost = base;
-    for (int term : multi_terms_[j]) cost += t_.term_cost(term, ch);
+    for (size_t x = 0; x < multi_terms_[j].size(); ++x) {
+      const PairTable& p = multi_pair_[j][x];
+      if (p.lo < 0) {
+        cost += t_.term_cost(multi_terms_[j][x], ch);
+        continue;
+      }
+      const size_t cell = static_cast<size_t>(p.offset) + static_cast<size_t>(pick_[p.lo]) * p.k + c;
+      if (pair_at_[cell] != pair_stamp_) {
+        pair_val_[cell] = t_.term_cost(multi_terms_[j][x], ch);
+        pair_at_[cell] = pair_stamp_;
+      }
+      cost += pair_val_[cell];
+    }
     if (cost + suffix_min_[j + 1] >= best_) continue;
     if (j + 1 < k) {
       dfs(j + 1, cost, k, n_ops);
       continue;
     }
     // Leaf: add the memory penalty of the whole neighbourhood's change.
+    if (cost < best_) time_better_ = true;
     const double total = cost + penalty_of_picks(k, n_ops);
     if (total < best_) {
       best_ = total;

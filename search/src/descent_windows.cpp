@@ -87,6 +87,27 @@ bool Descent::window_dp(int n) {
       else wpair_[lo].push_back(term);  // lo and lo + 1 by construction
     }
   }
+  // The same window, terms and choices came back empty since the last move (another layer).
+  const bool memo = memo_on();
+  uint64_t key_hash = 0;
+  if (memo) {
+    key_hash = check_key(2, win_, n);
+    const int n_key = static_cast<int>(key_.size());
+    if (memo_time_.find(key_.data(), n_key, key_hash) >= 0) {  // the DP kept the current choices
+      ++stats_.checks_reused;
+      win_same_ = true;
+      return false;
+    }
+    if (memo_mem_.find(key_.data(), n_key, key_hash) >= 0) {  // the full delta refused the DP's
+      ++stats_.checks_reused;
+      win_same_ = false;
+      return false;
+    }
+  }
+  auto empty = [&] {
+    if (memo) (win_same_ ? memo_time_ : memo_mem_).insert(key_.data(), static_cast<int>(key_.size()), key_hash, 0);
+    return false;
+  };
   int* ch = a_.scratch_choice();
   int n_ops = 0;
   for (int j = 0; j < n; ++j) {
@@ -105,14 +126,15 @@ bool Descent::window_dp(int n) {
     std::vector<double>& u = wu_[j];
     std::vector<int>& order = wcand_[j];
     for (int c = 0; c < K; ++c) {
-      for (int x = 0; x < m; ++x) ch[ops[x]] = c;
       double v = 0;
       for (int x = 0; x < m; ++x) v += t_.node_s(ops[x], c);
-      for (int term : wunary_[j]) v += t_.term_cost(term, ch);
       u[c] = v;
       order[c] = c;
     }
-    restore(n_ops);
+    for (int term : wunary_[j]) {
+      const double* row = term_row(term, win_[j], K);
+      for (int c = 0; c < K; ++c) u[c] += row[c];
+    }
     int keep = opt_.window_candidates > 0 ? std::min(K, std::max(2, opt_.window_candidates)) : K;
     std::partial_sort(order.begin(), order.begin() + keep, order.begin() + K,
                       [&](int x, int y) { return u[x] < u[y]; });
@@ -175,9 +197,9 @@ bool Descent::window_dp(int n) {
     }
   }
   win_same_ = same;
-  if (same) return false;
+  if (same) return empty();
   const double d = a_.delta(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
-  if (d >= -eps()) return false;
+  if (d >= -eps()) return empty();
   apply(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
   ++stats_.window_moves;
   return true;

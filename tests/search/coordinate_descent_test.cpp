@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <set>
 
 #include "autoddl/search/coordinate_descent.hpp"
 #include "autoddl/search/ilp.hpp"
@@ -129,4 +130,65 @@ TEST_CASE("skipping repeated empty checks leaves every move and end point as it 
     if (capacity_fraction > 0) CHECK(penalized);  // the tight cap does bind somewhere
   }
   CHECK(skipped > 0);
+}
+
+TEST_CASE("answering a check by an identical one leaves every move and end point as it was", "[search][cd]") {
+  // Four identical layers: their joint and window checks meet the same op kinds, term kinds and
+  // choices, so after the first layer the memo answers; with and without a binding cap (the
+  // memory-weighing outcomes then live only until the next move).
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4);
+  long reused = 0;
+  for (const double capacity_fraction : {0.0, 0.5}) {
+    TableOptions o = table_options({2, 8});
+    if (capacity_fraction > 0) {
+      const CostTables loose(g, c, o);
+      const Seed dp = make_seeds(loose, 0, 1).front();
+      o.memory_capacity_bytes = capacity_fraction * recompute_objective(loose, dp.choice).memory_bytes[0];
+    }
+    const CostTables t(g, c, o);
+    const Coordinates co = make_coordinates(t, false);
+    for (const Seed& s : make_seeds(t, 2, 5)) {
+      for (const bool skip : {true, false}) {
+        Assignment with(t, s.choice), without(t, s.choice);
+        CdOptions n;
+        n.neighbourhood = true;
+        n.skip_repeated_checks = skip;
+        const CdStats a = coordinate_descent(with, co, n);
+        n.memo_checks = false;
+        const CdStats b = coordinate_descent(without, co, n);
+        INFO(s.name << ", capacity fraction " << capacity_fraction << ", skip " << skip);
+        CHECK(with.choice() == without.choice());
+        CHECK(a.objective_s == b.objective_s);
+        CHECK(a.moves == b.moves);
+        CHECK(a.joint_moves == b.joint_moves);
+        CHECK(a.window_moves == b.window_moves);
+        CHECK(a.neighbourhoods == b.neighbourhoods);
+        CHECK(b.checks_reused == 0);
+        reused += a.checks_reused;
+      }
+    }
+  }
+  CHECK(reused > 0);
+}
+
+TEST_CASE("ops and terms of identical layers share their pricing kinds and differ from other ones", "[search][cd]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4);
+  const CostTables t(g, c, table_options({2, 8}));
+  const Coordinates co = make_coordinates(t, false);
+  REQUIRE(co.op_kind.size() == static_cast<size_t>(t.ops()));
+  REQUIRE(co.term_kind.size() == static_cast<size_t>(t.terms()));
+  std::set<int> op_kinds(co.op_kind.begin(), co.op_kind.end()), classes;
+  for (int op = 0; op < t.ops(); ++op) classes.insert(t.class_of(op));
+  CHECK(op_kinds.size() < static_cast<size_t>(t.ops()));  // the layers' ops share kinds
+  CHECK(op_kinds.size() >= classes.size());               // never merging two classes
+  for (int a = 0; a < t.ops(); ++a) {
+    for (int b = a + 1; b < t.ops(); ++b) {
+      if (co.op_kind[a] != co.op_kind[b]) continue;
+      INFO("ops " << a << " and " << b);
+      REQUIRE(t.class_of(a) == t.class_of(b));
+      for (int x = 0; x < t.choices(a); ++x) REQUIRE(t.node_s(a, x) == t.node_s(b, x));
+    }
+  }
 }

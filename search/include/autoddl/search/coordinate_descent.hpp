@@ -31,6 +31,13 @@ struct Coordinates {
   std::vector<int> rop_begin, rops, rop_mult;
   std::vector<int> rterm_begin, rterms, rterm_mult;
   bool reduced() const { return !rop_begin.empty(); }
+  // Ops (terms) that every table prices alike get one kind: ops by op class, stage, the flags
+  // term_cost reads and their node, memory and activation rows (an op holding memory on another
+  // stage is a kind of its own); terms by everything term_cost reads besides the choices, with
+  // their members' op kinds and ports (tied terms each their own). Two checks whose members and
+  // terms have equal kinds and choices come out alike: the descent prices such a check once while
+  // nothing moves (the layers of a transformer). Empty: not computed (no such reuse).
+  std::vector<int> op_kind, term_kind;
 };
 
 // tie_layers: blocks (Op::block) whose ops have the same classes in the same order are tied
@@ -52,6 +59,11 @@ struct CdOptions {
   // Skip a single, joint or window check that came back empty while nothing it reads has moved
   // since (exact: the same moves, the same end point; off only to test that).
   bool skip_repeated_checks = true;
+  // A joint or window check whose local configuration (Coordinates::op_kind / term_kind, the
+  // choices it reads) equals one that came back empty since the last move is not searched again
+  // (exact, as skip_repeated_checks: identical layers at identical choices give the same answer;
+  // off only to test that).
+  bool memo_checks = true;
   // Called now and then (at most every 0.5 s) with the objective and the sweeps done.
   std::function<void(double objective_s, int sweeps)> progress;
 };
@@ -64,6 +76,7 @@ struct CdStats {
   long window_moves = 0;    // chain-window DP moves
   long neighbourhoods = 0;  // neighbourhoods searched
   long checks_skipped = 0;  // empty checks not repeated (CdOptions::skip_repeated_checks)
+  long checks_reused = 0;   // joint and window checks answered by an identical one (memo_checks)
   double seconds = 0;
   bool time_limit_hit = false;
 };

@@ -125,6 +125,10 @@ class CostTables {
   double memory_bytes(int op, int c) const { return mem_bytes_[begin_[op] + c]; }
   // The activation part of memory_bytes (already times the stage's in-flight micro-batches).
   double activation_bytes(int op, int c) const { return act_bytes_[begin_[op] + c]; }
+  // Term pricing flags of an op (term_cost reads them): its forward re-runs in backward; a weight
+  // GEMM that gathers its input again in backward.
+  bool recomputes_op(int op) const { return recompute_op_[op] != 0; }
+  bool weight_gemm_op(int op) const { return weight_gemm_op_[op] != 0; }
   double capacity_bytes(int stage) const { return capacity_[stage]; }
   void set_capacity_bytes(int stage, double bytes) { capacity_[stage] = bytes; }
   double penalty_s_per_byte() const { return opt_.memory_penalty_s_per_byte; }
