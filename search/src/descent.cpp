@@ -50,7 +50,9 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
       slots = std::max(slots, static_cast<size_t>(t_.term(term).first + t_.term(term).count));
     }
     row_stride_ = max_choices;
-    row_.assign(slots * max_choices, 0);
+    // Not zeroed: a row is read only after term_row has priced it (row_at_ >= 0), and untouched
+    // pages cost nothing (a GPT-3 descent prices a few percent of the slots).
+    row_.reset(new double[slots * max_choices]);
     row_at_.assign(slots, -1);
     cvec_row_.assign(max_members, 0);
   }

@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "autoddl/search/coordinate_descent.hpp"
@@ -100,12 +101,14 @@ class Descent {
   int stamp_ = 0;
   // Neighbourhood branch and bound.
   std::vector<int> unary_terms_[kMaxNbh], multi_terms_[kMaxNbh];
-  // Per multi term of a member: the earlier member it also touches when it touches exactly two
-  // (lo, else -1), and its table of pair costs in pair_val_ (offset, this member's choices k).
+  // Per multi term of a member: the earlier members it also touches (n of them, -1: no table)
+  // with their strides, and the offset of its table of costs in pair_val_ (joint_search).
+  static constexpr long kMaxTermTable = 1L << 16;
   struct PairTable {
-    int lo;
+    int n;
+    int lo[kMaxNbh - 1];
+    long stride[kMaxNbh - 1];
     long offset;
-    int k;
   };
   std::vector<PairTable> multi_pair_[kMaxNbh];
   std::vector<double> pair_val_;
@@ -142,7 +145,7 @@ class Descent {
   // was weighed.
   // term_row's rows: K doubles per term member slot (CostTables::term_members), with the serial
   // at which each was priced (-1: never).
-  std::vector<double> row_;
+  std::unique_ptr<double[]> row_;
   std::vector<long> row_at_;
   std::vector<int> cvec_row_;  // term_row's saved choices of k's members
   int row_stride_ = 0;

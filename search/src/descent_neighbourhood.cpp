@@ -108,25 +108,28 @@ bool Descent::joint_search(int k) {
       else multi_terms_[last].push_back(term);
     }
   }
-  // Terms between two members cost the same at every search-tree node with the same pair of
-  // choices: each gets a table over (earlier member's choice, this member's choice), filled as
-  // the search visits it (a cell of another search's stamp is empty).
+  // A term between members costs the same at every search-tree node with the same choices of
+  // those members: each gets a table over them (the earlier members' choices, then this one's),
+  // filled as the search visits it (a cell of another search's stamp is empty); a term whose
+  // table would be too large is priced at every node.
   ++pair_stamp_;
   size_t pair_cells = 0;
   for (int j = 0; j < k; ++j) {
     multi_pair_[j].clear();
-    const int K = t_.choices(co_.ops[co_.op_begin[nbh_[j]]]);
     for (int term : multi_terms_[j]) {
       const unsigned mask = term_mask_[term];
-      int lo = 0;
-      while (((mask >> lo) & 1u) == 0) ++lo;
-      if (lo == j || mask != ((1u << lo) | (1u << j))) {  // three or more members: priced each time
-        multi_pair_[j].push_back({-1, 0, 0});
-        continue;
+      PairTable p{0, {0, 0, 0}, {0, 0, 0}, static_cast<long>(pair_cells)};
+      long cells = t_.choices(co_.ops[co_.op_begin[nbh_[j]]]);
+      for (int l = j - 1; l >= 0; --l) {  // strides from the last earlier member backwards
+        if (((mask >> l) & 1u) == 0) continue;
+        p.lo[p.n] = l;
+        p.stride[p.n] = cells;
+        ++p.n;
+        cells *= t_.choices(co_.ops[co_.op_begin[nbh_[l]]]);
       }
-      const int K_lo = t_.choices(co_.ops[co_.op_begin[nbh_[lo]]]);
-      multi_pair_[j].push_back({lo, static_cast<long>(pair_cells), K});
-      pair_cells += static_cast<size_t>(K_lo) * K;
+      if (cells > kMaxTermTable) p.n = -1;
+      else pair_cells += static_cast<size_t>(cells);
+      multi_pair_[j].push_back(p);
     }
   }
   if (pair_val_.size() < pair_cells) {
@@ -239,15 +242,16 @@ void Descent::dfs(int j, double acc, int k, int n_ops) {
     set_members(j, c);
     pick_[j] = c;
     double cost = base;
-    for (size_t x = 0; x < multi_terms_[j].size(); ++x) {
-      const PairTable& p = multi_pair_[j][x];
-      if (p.lo < 0) {
-        cost += t_.term_cost(multi_terms_[j][x], ch);
+    for (size_t y = 0; y < multi_terms_[j].size(); ++y) {
+      const PairTable& p = multi_pair_[j][y];
+      if (p.n < 0) {
+        cost += t_.term_cost(multi_terms_[j][y], ch);
         continue;
       }
-      const size_t cell = static_cast<size_t>(p.offset) + static_cast<size_t>(pick_[p.lo]) * p.k + c;
+      long cell = p.offset + c;
+      for (int l = 0; l < p.n; ++l) cell += pick_[p.lo[l]] * p.stride[l];
       if (pair_at_[cell] != pair_stamp_) {
-        pair_val_[cell] = t_.term_cost(multi_terms_[j][x], ch);
+        pair_val_[cell] = t_.term_cost(multi_terms_[j][y], ch);
         pair_at_[cell] = pair_stamp_;
       }
       cost += pair_val_[cell];
