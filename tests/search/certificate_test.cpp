@@ -2,6 +2,9 @@
 // cheap mesh bounds of cd-mesh (mesh_bound.hpp) against what the search finds on each mesh.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/search/ilp.hpp"
@@ -118,4 +121,43 @@ TEST_CASE("a mesh's lower bound is at most every scheme found on it and a mesh t
   o.mesh_shape = {8};
   const SearchRun run = run_search(big, one, o, {"zero3"});
   CHECK_FALSE(run.results.at(0).report.feasible);
+}
+
+namespace {
+
+// cd-nbh's lowest objective against the full ILP's lower bound on the same tables (CBC's proven
+// bound; issue 31 item 4: within 1% on the small zoo, or the gap stated).
+void cd_within_of_optimum(const char* model, std::map<std::string, std::string> knobs, double tolerance) {
+  INFO(model);
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = build_zoo_model(model, knobs);
+  SearchOptions o;
+  o.mesh_shape = {2, 8};
+  o.time_limit_s = 60;
+  const SearchRun run = run_search(g, c, o, {"cd-nbh", "ilp"});
+  const SearchResult& ilp = find(run, "ilp");
+  const SearchResult& cd = find(run, "cd-nbh");
+  REQUIRE(ilp.optimal);  // within CBC's relative gap: the bound below is what is proven
+  REQUIRE(run.ilp_bound_s);
+  REQUIRE(cd.best_objective_s);
+  CHECK(*cd.best_objective_s >= *run.ilp_bound_s * (1 - 1e-9));
+  CHECK(*cd.best_objective_s <= *run.ilp_bound_s * (1 + tolerance));
+}
+
+}  // namespace
+
+TEST_CASE("cd-nbh ends within 1% of the ILP bound on the MLP and CNNs of the small zoo",
+          "[search][exact][certificate]") {
+  cd_within_of_optimum("mlp", {{"layers", "8"}}, 0.01);
+  cd_within_of_optimum("vgg16", {}, 0.01);
+  cd_within_of_optimum("resnet50", {}, 0.01);
+}
+
+TEST_CASE("cd-nbh ends within 1% of the ILP bound on a 2-layer GPT and within 2.5% on BERT",
+          "[search][exact][certificate]") {
+  cd_within_of_optimum("gpt", {{"layers", "2"}}, 0.01);
+  // BERT with 2 layers on 2x8: cd-nbh's lowest objective is 2.1% above the ILP's optimum (docs/
+  // search.md, "Certificate"); its scheme is still 0.9% faster by evaluate(). Held at 2.5% so a
+  // regression shows; issue 31's 1% is not met here.
+  cd_within_of_optimum("bert", {{"layers", "2"}}, 0.025);
 }
