@@ -87,6 +87,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
                         {"moves", st.moves},
                         {"joint_moves", st.joint_moves},
                         {"window_moves", st.window_moves},
+                        {"region_moves", st.region_moves},
                         {"neighbourhoods", st.neighbourhoods},
                         {"checks_skipped", st.checks_skipped},
                         {"checks_reused", st.checks_reused},
@@ -134,6 +135,7 @@ SearchResult descend_from_seeds(SearchContext& ctx, const std::string& method, c
       j["feasible"] = rep.feasible;
       j["joint_moves"] = st.joint_moves;
       j["window_moves"] = st.window_moves;
+      j["region_moves"] = st.region_moves;
       j["neighbourhoods"] = st.neighbourhoods;
       j["checks_skipped"] = j["checks_skipped"].get<long>() + st.checks_skipped;
       j["checks_reused"] = j["checks_reused"].get<long>() + st.checks_reused;

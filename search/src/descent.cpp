@@ -38,11 +38,12 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
     wunary_[j].reserve(32);
     wpair_[j].reserve(32);
   }
-  wnew_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+  const int max_joint = std::max(kMaxWindow, kMaxRegion);
+  wnew_.assign(static_cast<size_t>(max_members) * max_joint, 0);
   wsorted_.assign(max_choices + 1, 0);
-  if (static_cast<int>(cvec_.size()) < max_members * kMaxWindow) {
-    cvec_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
-    jops_.assign(static_cast<size_t>(max_members) * kMaxWindow, 0);
+  if (static_cast<int>(cvec_.size()) < max_members * max_joint) {
+    cvec_.assign(static_cast<size_t>(max_members) * max_joint, 0);
+    jops_.assign(static_cast<size_t>(max_members) * max_joint, 0);
   }
   if (opt.neighbourhood) {
     size_t slots = 0;
@@ -55,6 +56,11 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
     row_.reset(new double[slots * max_choices]);
     row_at_.assign(slots, -1);
     cvec_row_.assign(max_members, 0);
+  }
+  if (opt.neighbourhood && opt.region_moves) {
+    build_replicas();
+    region_seen_.assign(co.size(), 0);
+    region_empty_at_.assign(t_.sbp_shape().size() * co.size(), -1);
   }
   changed_at_.assign(co.size(), 0);
   improve_empty_at_.assign(co.size(), -1);
@@ -176,6 +182,7 @@ CdStats Descent::run() {
     if (!opt_.neighbourhood) break;
     bool any = neighbourhoods();
     if (opt_.window_size >= 2) any |= windows();
+    if (opt_.region_moves) any |= regions();
     if (!any) break;  // neither joint move improved: a fixed point of all three
   }
   stats_.objective_s = a_.objective();

@@ -22,6 +22,7 @@ class Descent {
   using Clock = std::chrono::steady_clock;
   static constexpr int kMaxNbh = 4;      // coordinates in one neighbourhood
   static constexpr int kMaxWindow = 16;  // coordinates in one chain window
+  static constexpr int kMaxRegion = 24;  // coordinates in one region move (an attention block: 17)
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   bool out_of_time() {
@@ -77,6 +78,13 @@ class Descent {
   void restore(int n_ops);
   void dfs(int j, double acc, int k, int n_ops);
   double penalty_of_picks(int k, int n_ops);
+
+  // Region moves (descent_regions.cpp): per mesh dim d and op class, each choice's replica over
+  // d (the same signature on every other dim, every port broadcast on d; -1: none or already).
+  void build_replicas();
+  int replica_of(int k, int d) const;  // of coordinate k's current choice (-1 if none)
+  bool regions();
+  bool region_move(int u, int d);
 
   // Chain windows (descent_windows.cpp).
   int grow_window(int u);
@@ -134,6 +142,12 @@ class Descent {
   std::vector<int> wcand_[kMaxWindow], warg_[kMaxWindow];
   std::vector<int> wnew_, wsorted_;
   bool win_same_ = false;  // the last window_dp's optimum was the current choice
+  // Region moves.
+  std::vector<std::vector<int>> replica_;  // [d · classes + class][choice]
+  int region_[kMaxRegion] = {};
+  std::vector<long> region_seen_;          // growth stamps per coordinate
+  long region_pass_ = 0;
+  std::vector<long> region_empty_at_;      // per (d, root coordinate), as the other *_empty_at_
   // Skipping repeated empty checks (apply / still_empty).
   long serial_ = 0, mem_down_at_ = -1;
   std::vector<long> changed_at_, improve_empty_at_, joint_empty_at_, window_empty_at_;

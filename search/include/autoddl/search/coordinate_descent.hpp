@@ -54,6 +54,9 @@ struct CdOptions {
   // window_candidates best by unary cost plus its current one when > 0.
   int window_size = 8;
   int window_candidates = 0;
+  // Neighbourhood mode also tries region moves: a connected region (up to 24 coordinates) that
+  // splits or sums over one mesh dim set to replicate over it at once (an attention block).
+  bool region_moves = true;
   double time_limit_s = 1e9;
   int max_sweeps = 1000;
   // Skip a single, joint or window check that came back empty while nothing it reads has moved
@@ -74,6 +77,7 @@ struct CdStats {
   long moves = 0;           // single-coordinate moves
   long joint_moves = 0;     // neighbourhood moves
   long window_moves = 0;    // chain-window DP moves
+  long region_moves = 0;    // regions set to replicate over a mesh dim
   long neighbourhoods = 0;  // neighbourhoods searched
   long checks_skipped = 0;  // empty checks not repeated (CdOptions::skip_repeated_checks)
   long checks_reused = 0;   // joint and window checks answered by an identical one (memo_checks)
