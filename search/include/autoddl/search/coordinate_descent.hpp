@@ -5,8 +5,10 @@
 // forward then backward in topological order until a fixed point. Neighbourhood mode then
 // optimizes 2–4 adjacent coordinates jointly (branch and bound over their choices) from a work
 // queue of dirty neighbours, which crosses valleys one-op moves cannot (column→row matmul
-// pairs), and solves windows of up to 8 coordinates along a path exactly by DP (a whole
-// linear → bias → activation → linear → bias run). Every accepted move lowers the objective,
+// pairs), solves windows of up to 8 coordinates along a path exactly by DP (a whole
+// linear → bias → activation → linear → bias run), and sets connected regions that split over
+// one mesh dim to replicate over it at once (an attention block, a diamond the other two moves
+// cannot cross). Every accepted move lowers the objective,
 // so the result is never worse than the seed.
 #pragma once
 #include <functional>
