@@ -207,11 +207,21 @@ class YamlReader {
           ++k;
           json value = flow_value(t, k, line, true);
           out[item.is_string() ? item.get<std::string>() : item.dump()] = value;
+        } else if (k < t.size() && t[k] == ':') {  // [a: b] is a list of one single-pair mapping
+          ++k;
+          json value = flow_value(t, k, line, true);
+          out.push_back(json{{item.is_string() ? item.get<std::string>() : item.dump(), value}});
         } else {
           out.push_back(item);
         }
         while (k < t.size() && t[k] == ' ') ++k;
-        if (k < t.size() && t[k] == ',') ++k;
+        // Every item is followed by ',' or the closing bracket: anything else would be read
+        // again as an empty item without moving (a 146-byte resource spec grew past 2 GB).
+        if (k < t.size() && t[k] == ',') {
+          ++k;
+        } else if (k < t.size() && t[k] != close) {
+          fail(line, std::string("expected ',' or '") + close + "' in a flow collection, found '" + t[k] + "'");
+        }
       }
     }
     if (c == '"' || c == '\'') {

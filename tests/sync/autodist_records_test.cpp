@@ -232,3 +232,18 @@ TEST_CASE("AutoDist resource specs read as AutoDist reads them", "[sync][autodis
                     "nodes[0].gpus", "1 GPU(s) on a; cluster test has 2 per node");
   CHECK_INPUT_ERROR(parse_runtime("trials: 3\n", "r.yml"), "average", "missing");
 }
+
+TEST_CASE("a flow collection whose item is followed by neither a comma nor its bracket is refused at once",
+          "[sync][autodist]") {
+  // The fuzzer's 146-byte spec of 2026-12-07: "[chief: true" with no ']' read ':' again and
+  // again as an empty item, past 2 GB, until the flow reader required ',' or the bracket.
+  CHECK_INPUT_ERROR(parse_resource_spec("nodes:\n- address: a\n  gpus:runtime: [chief: true\n", "s.yml"), "line 3",
+                    "']' missing");
+  CHECK_INPUT_ERROR(parse_resource_spec("nodes:\n  - address: a\n    gpus: [\"0\" 1]\n", "s.yml"), "line 3",
+                    "expected ',' or ']' in a flow collection");
+  CHECK_INPUT_ERROR(parse_resource_spec("nodes:\n  - address: a\n    gpus: {x: \"1\" y}\n", "s.yml"), "line 3",
+                    "expected ',' or '}' in a flow collection");
+  // PyYAML reads [a: b] as a list holding one single-pair mapping; so does this reader.
+  CHECK_INPUT_ERROR(parse_resource_spec("nodes:\n  - address: a\n    gpus: [0: 1]\n", "s.yml"), "nodes[0].gpus",
+                    "");
+}
