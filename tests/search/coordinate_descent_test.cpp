@@ -97,18 +97,28 @@ TEST_CASE("neighbourhood descent from the best seed is within 1% of the ILP opti
   CHECK(best <= r.objective_s * 1.01);
 }
 
+namespace {
+
+// Tables on [2, 8]; a capacity fraction > 0 caps each GPU at that fraction of what the data
+// parallel seed needs (a binding cap), 0 keeps the GPU's memory.
+TableOptions capped_options(const Graph& g, const ClusterSpec& c, double capacity_fraction) {
+  TableOptions o = table_options({2, 8});
+  if (capacity_fraction > 0) {
+    const CostTables loose(g, c, o);
+    const Seed dp = make_seeds(loose, 0, 1).front();
+    o.memory_capacity_bytes = capacity_fraction * recompute_objective(loose, dp.choice).memory_bytes[0];
+  }
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("skipping repeated empty checks leaves every move and end point as it was", "[search][cd]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   const Graph g = tiny_gpt(4);
   long skipped = 0;
   for (const double capacity_fraction : {0.0, 0.5}) {  // 0: the GPU's memory; 0.5: a tight cap
-    TableOptions o = table_options({2, 8});
-    if (capacity_fraction > 0) {
-      const CostTables loose(g, c, o);
-      const Seed dp = make_seeds(loose, 0, 1).front();
-      o.memory_capacity_bytes = capacity_fraction * recompute_objective(loose, dp.choice).memory_bytes[0];
-    }
-    const CostTables t(g, c, o);
+    const CostTables t(g, c, capped_options(g, c, capacity_fraction));
     const Coordinates co = make_coordinates(t, false);
     bool penalized = false;
     for (const Seed& s : make_seeds(t, 2, 5)) {
@@ -140,13 +150,7 @@ TEST_CASE("answering a check by an identical one leaves every move and end point
   const Graph g = tiny_gpt(4);
   long reused = 0;
   for (const double capacity_fraction : {0.0, 0.5}) {
-    TableOptions o = table_options({2, 8});
-    if (capacity_fraction > 0) {
-      const CostTables loose(g, c, o);
-      const Seed dp = make_seeds(loose, 0, 1).front();
-      o.memory_capacity_bytes = capacity_fraction * recompute_objective(loose, dp.choice).memory_bytes[0];
-    }
-    const CostTables t(g, c, o);
+    const CostTables t(g, c, capped_options(g, c, capacity_fraction));
     const Coordinates co = make_coordinates(t, false);
     for (const Seed& s : make_seeds(t, 2, 5)) {
       for (const bool skip : {true, false}) {
