@@ -286,6 +286,15 @@ class YamlReader {
 
 }  // namespace
 
-json parse_mini_yaml(const std::string& text, const std::string& source) { return YamlReader(text, source).parse(); }
+json parse_mini_yaml(const std::string& text, const std::string& source) {
+  // YAML is Unicode text; a string holding other bytes would later fail where a value is printed
+  // in an error (nlohmann's dump throws on invalid UTF-8; a fuzzer input of 2026-12-07).
+  try {
+    (void)json(text).dump();
+  } catch (const json::type_error&) {
+    throw InputError(source, "", "not UTF-8 text (YAML files are Unicode)");
+  }
+  return YamlReader(text, source).parse();
+}
 
 }  // namespace autoddl::sync
