@@ -145,6 +145,7 @@ class Descent {
   // Region moves.
   std::vector<std::vector<int>> replica_;  // [d · classes + class][choice]
   int region_[kMaxRegion] = {};
+  int region_terms_[kMaxRegion] = {};      // uterms_ of the region's prefix ending at each member
   std::vector<long> region_seen_;          // growth stamps per coordinate
   long region_pass_ = 0;
   std::vector<long> region_empty_at_;      // per (d, root coordinate), as the other *_empty_at_

@@ -135,6 +135,7 @@ bool Descent::region_move(int u, int d) {
       term_stamp_[tm[x]] = stamp_;
       uterms_.push_back(tm[x]);
     }
+    region_terms_[j] = static_cast<int>(uterms_.size());  // terms of the prefix ending at j
   }
   const bool memo = memo_on();
   uint64_t key_hash = 0;
@@ -149,29 +150,22 @@ bool Descent::region_move(int u, int d) {
     return false;
   }
   // Price every prefix of the growth order, keep the best strictly improving one.
-  int n_ops = 0, n_terms = 0, best_ops = 0, best_terms = 0;
+  int n_ops = 0, best_ops = 0, best_terms = 0;
   double best = -eps();
   for (int j = 0; j < n; ++j) {
-    int m = 0, nt = 0;
+    int m = 0;
     const int* ops = members(region_[j], m);
     const int c = replica_of(region_[j], d);
     for (int x = 0; x < m; ++x) {
       jops_[n_ops] = ops[x];
       wnew_[n_ops++] = c;
     }
-    // This coordinate's new terms are the next ones of uterms_ (collected in the same order).
-    const int* tm = terms(region_[j], nt);
-    for (int x = 0; x < nt; ++x) {
-      if (term_stamp_[tm[x]] != stamp_) continue;
-      term_stamp_[tm[x]] = stamp_ - 1;  // counted once
-      ++n_terms;
-    }
     if (j == 0) continue;
-    const double delta = a_.delta(jops_.data(), wnew_.data(), n_ops, uterms_.data(), n_terms);
+    const double delta = a_.delta(jops_.data(), wnew_.data(), n_ops, uterms_.data(), region_terms_[j]);
     if (delta < best) {
       best = delta;
       best_ops = n_ops;
-      best_terms = n_terms;
+      best_terms = region_terms_[j];
     }
   }
   if (best_ops == 0) {
