@@ -19,6 +19,12 @@ int64_t bits(double x) {
   return b;
 }
 
+// Everything term_cost reads of a term besides its members and their choices.
+std::vector<int64_t> term_fields(const Term& tm) {
+  return {static_cast<int64_t>(tm.kind), static_cast<int64_t>(reinterpret_cast<uintptr_t>(tm.info)),
+          bits(tm.scale), tm.cross_stage ? 1 : 0, bits(tm.sync_weight), tm.count};
+}
+
 // One representative per class of a coordinate's members and terms (see Coordinates): members
 // by (op class, stage), unless the op holds memory on another stage; terms by everything
 // term_cost reads besides the choices, and per member its coordinate, port and op class.
@@ -41,8 +47,7 @@ void reduce_by_class(const CostTables& t, Coordinates& co) {
     for (int x = co.term_begin[k]; x < co.term_begin[k + 1]; ++x) {
       const int term = co.terms[x];
       const Term& tm = t.term(term);
-      std::vector<int64_t> key = {static_cast<int64_t>(tm.kind), static_cast<int64_t>(reinterpret_cast<uintptr_t>(tm.info)),
-                                  bits(tm.scale), tm.cross_stage ? 1 : 0, bits(tm.sync_weight), tm.count};
+      std::vector<int64_t> key = term_fields(tm);
       const int* mem = t.term_members(term);
       const int8_t* ports = t.term_ports(term);
       for (int y = 0; y < tm.count; ++y) {
@@ -76,8 +81,7 @@ void kinds_by_pricing(const CostTables& t, Coordinates& co) {
   co.term_kind.assign(t.terms(), 0);
   for (int term = 0; term < t.terms(); ++term) {
     const Term& tm = t.term(term);
-    key = {static_cast<int64_t>(tm.kind), static_cast<int64_t>(reinterpret_cast<uintptr_t>(tm.info)), bits(tm.scale),
-           tm.cross_stage ? 1 : 0, bits(tm.sync_weight), tm.count};
+    key = term_fields(tm);
     if (tm.kind == TermKind::tied) key.push_back(-1 - term);
     const int* mem = t.term_members(term);
     const int8_t* ports = t.term_ports(term);
