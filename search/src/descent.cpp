@@ -144,7 +144,17 @@ const double* Descent::term_row(int term, int k, int K) {
   return row;
 }
 
-uint64_t Descent::check_key(int tag, const int* coords, int n) {
+int Descent::memo_lookup(bool time_ok) const {
+  const int n = static_cast<int>(key_.size());
+  if (time_ok && memo_time_.find(key_.data(), n, key_hash_) >= 0) return kMemoTime;
+  return memo_mem_.find(key_.data(), n, key_hash_) >= 0 ? kMemoMem : 0;
+}
+
+void Descent::memo_store(bool time_only) {
+  (time_only ? memo_time_ : memo_mem_).insert(key_.data(), static_cast<int>(key_.size()), key_hash_, 0);
+}
+
+void Descent::check_key(int tag, const int* coords, int n) {
   key_.clear();
   key_.push_back(tag);
   key_.push_back(n);
@@ -165,7 +175,7 @@ uint64_t Descent::check_key(int tag, const int* coords, int n) {
       key_.push_back(a_.choice(mem[y]));
     }
   }
-  return CheckMemo::hash(key_.data(), static_cast<int>(key_.size()));
+  key_hash_ = CheckMemo::hash(key_.data(), static_cast<int>(key_.size()));
 }
 
 double Descent::delta_tied(int k, const int* ops, int n, int c) {

@@ -56,7 +56,12 @@ class Descent {
   // is the check's members (op kind, choice) and its terms (term kind; per member its position
   // in the check, or -1, and its choice), built in key_ after the check has gathered uterms_.
   bool memo_on();
-  uint64_t check_key(int tag, const int* coords, int n);
+  void check_key(int tag, const int* coords, int n);
+  // The last check_key's key: kMemoTime if memo_time_ holds it (looked at only when time_ok),
+  // kMemoMem if memo_mem_ does, else 0; memo_store files it in memo_time_ or memo_mem_.
+  static constexpr int kMemoTime = 1, kMemoMem = 2;
+  int memo_lookup(bool time_ok) const;
+  void memo_store(bool time_only);
 
   // A term's cost for each choice of coordinate k (every member of k at that choice, the rest at
   // their current choices): kept per (term, k's first member in it) and recomputed only when a
@@ -170,6 +175,7 @@ class Descent {
   long memo_serial_ = -1;
   bool memo_strict_ = false;  // the memo holds outcomes priced with a stage over capacity
   std::vector<int64_t> key_;
+  uint64_t key_hash_ = 0;
 };
 
 }  // namespace autoddl::search

@@ -138,13 +138,10 @@ bool Descent::joint_search(int k) {
   }
   // The same members, terms and choices came back empty since the last move (another layer).
   const bool memo = memo_on();
-  uint64_t key_hash = 0;
   const bool within_capacity = a_.penalty_s() <= 0;
   if (memo) {
-    key_hash = check_key(1, nbh_, k);
-    const int n_key = static_cast<int>(key_.size());
-    if ((within_capacity && memo_time_.find(key_.data(), n_key, key_hash) >= 0) ||
-        memo_mem_.find(key_.data(), n_key, key_hash) >= 0) {
+    check_key(1, nbh_, k);
+    if (memo_lookup(within_capacity) != 0) {
       ++stats_.checks_reused;
       return false;
     }
@@ -207,10 +204,7 @@ bool Descent::joint_search(int k) {
   dfs(0, 0.0, k, n_ops);
   restore(n_ops);
   if (!found_) {
-    if (memo) {
-      CheckMemo& m = within_capacity && !time_better_ && nodes_ <= opt_.node_budget ? memo_time_ : memo_mem_;
-      m.insert(key_.data(), static_cast<int>(key_.size()), key_hash, 0);
-    }
+    if (memo) memo_store(within_capacity && !time_better_ && nodes_ <= opt_.node_budget);
     return false;
   }
   // Apply: every member op takes its coordinate's best choice.

@@ -138,11 +138,10 @@ bool Descent::region_move(int u, int d) {
     region_terms_[j] = static_cast<int>(uterms_.size());  // terms of the prefix ending at j
   }
   const bool memo = memo_on();
-  uint64_t key_hash = 0;
   bool seen = false;
   if (memo) {
-    key_hash = check_key(3 + d, region_, n);
-    seen = memo_mem_.find(key_.data(), static_cast<int>(key_.size()), key_hash) >= 0;
+    check_key(3 + d, region_, n);
+    seen = memo_lookup(false) != 0;
   }
   for (int j = 0; j < n; ++j) pos_[region_[j]] = -1;
   if (seen) {
@@ -170,7 +169,7 @@ bool Descent::region_move(int u, int d) {
   }
   if (best_ops == 0) {
     empty_at_u = empty_at(true);
-    if (memo) memo_mem_.insert(key_.data(), static_cast<int>(key_.size()), key_hash, 0);
+    if (memo) memo_store(false);
     return false;
   }
   apply(jops_.data(), wnew_.data(), best_ops, uterms_.data(), best_terms);

@@ -89,23 +89,17 @@ bool Descent::window_dp(int n) {
   }
   // The same window, terms and choices came back empty since the last move (another layer).
   const bool memo = memo_on();
-  uint64_t key_hash = 0;
   if (memo) {
-    key_hash = check_key(2, win_, n);
-    const int n_key = static_cast<int>(key_.size());
-    if (memo_time_.find(key_.data(), n_key, key_hash) >= 0) {  // the DP kept the current choices
+    check_key(2, win_, n);
+    // memo_time_: the DP kept the current choices; memo_mem_: the full delta refused the DP's.
+    if (const int seen = memo_lookup(true)) {
       ++stats_.checks_reused;
-      win_same_ = true;
-      return false;
-    }
-    if (memo_mem_.find(key_.data(), n_key, key_hash) >= 0) {  // the full delta refused the DP's
-      ++stats_.checks_reused;
-      win_same_ = false;
+      win_same_ = seen == kMemoTime;
       return false;
     }
   }
   auto empty = [&] {
-    if (memo) (win_same_ ? memo_time_ : memo_mem_).insert(key_.data(), static_cast<int>(key_.size()), key_hash, 0);
+    if (memo) memo_store(win_same_);
     return false;
   };
   int* ch = a_.scratch_choice();
