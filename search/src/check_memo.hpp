@@ -1,4 +1,4 @@
-// Outcomes of the descent's joint and window checks by local configuration (private to
+// The descent's joint, window and region checks that came back empty, by local configuration (private to
 // search/src): a key is the sequence of op kinds, term kinds and choices a check reads
 // (Descent::check_key). Cleared in O(1) by a generation counter; keys live in one arena; after
 // warm-up, finding and inserting allocate nothing (the table and arena only grow).
@@ -27,22 +27,21 @@ class CheckMemo {
     arena_.clear();
   }
 
-  // The stored value of `key`, or -1.
-  int find(const int64_t* key, int n, uint64_t h) const {
-    if (slots_.empty()) return -1;
+  bool contains(const int64_t* key, int n, uint64_t h) const {
+    if (slots_.empty()) return false;
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
-      if (s.gen != gen_) return -1;
-      if (s.hash == h && s.len == n && equal(&arena_[s.offset], key, n)) return s.value;
+      if (s.gen != gen_) return false;
+      if (s.hash == h && s.len == n && equal(&arena_[s.offset], key, n)) return true;
     }
   }
 
-  void insert(const int64_t* key, int n, uint64_t h, int value) {
+  void insert(const int64_t* key, int n, uint64_t h) {
     if (2 * (count_ + 1) > slots_.size()) grow();
     const size_t offset = arena_.size();
     arena_.insert(arena_.end(), key, key + n);
-    place(Slot{h, offset, n, value, gen_});
+    place(Slot{h, offset, n, gen_});
     ++count_;
   }
 
@@ -50,7 +49,7 @@ class CheckMemo {
   struct Slot {
     uint64_t hash = 0;
     size_t offset = 0;
-    int len = 0, value = 0;
+    int len = 0;
     uint64_t gen = 0;  // a slot of another generation is empty
   };
   static bool equal(const int64_t* a, const int64_t* b, int n) {

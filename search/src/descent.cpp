@@ -146,12 +146,12 @@ const double* Descent::term_row(int term, int k, int K) {
 
 int Descent::memo_lookup(bool time_ok) const {
   const int n = static_cast<int>(key_.size());
-  if (time_ok && memo_time_.find(key_.data(), n, key_hash_) >= 0) return kMemoTime;
-  return memo_mem_.find(key_.data(), n, key_hash_) >= 0 ? kMemoMem : 0;
+  if (time_ok && memo_time_.contains(key_.data(), n, key_hash_)) return kMemoTime;
+  return memo_mem_.contains(key_.data(), n, key_hash_) ? kMemoMem : 0;
 }
 
 void Descent::memo_store(bool time_only) {
-  (time_only ? memo_time_ : memo_mem_).insert(key_.data(), static_cast<int>(key_.size()), key_hash_, 0);
+  (time_only ? memo_time_ : memo_mem_).insert(key_.data(), static_cast<int>(key_.size()), key_hash_);
 }
 
 void Descent::check_key(int tag, const int* coords, int n) {
