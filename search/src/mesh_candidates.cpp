@@ -45,8 +45,11 @@ std::vector<MeshCandidate> mesh_candidates(const costmodel::Graph& g, const cost
   }
   int layers = 0;
   layer_of_ops(g, layers);
+  // pp need not divide the layers: the stage partition (partition_stages, a min-max DP over
+  // layers) splits them unevenly, as Megatron-Core's pipeline layouts do (the grid's
+  // balanced_pipeline_layout), so every pp the grid can run is a mesh here too.
   for (int pp = 2; pp < devices && pp <= layers; ++pp) {  // at least one SBP dim beside
-    if (devices % pp || layers % pp) continue;
+    if (devices % pp) continue;
     std::vector<std::vector<int>> subs;
     factorizations(devices / pp, costmodel::kMaxMeshDims - 1, cur, subs);
     for (const auto& sub : subs) {

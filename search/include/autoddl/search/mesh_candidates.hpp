@@ -1,7 +1,8 @@
 // The meshes `cd-mesh` searches over the same devices: every SBP mesh of 1 to 3 dims (each dim a
-// factor >= 2), and every pipeline mesh [pp, sub...]: pp >= 2 stages dividing the layer count
-// (Op::block runs) and the devices, dim 0 (outermost, across nodes, as Megatron-LM orders
-// ranks), times each SBP mesh of the remaining devices (1 or 2 dims). Only meshes the cluster
+// factor >= 2), and every pipeline mesh [pp, sub...]: pp >= 2 stages dividing the devices and at
+// most the layer count (Op::block runs; an uneven split is partitioned by work, as the grid's
+// layouts are), dim 0 (outermost, across nodes, as Megatron-LM orders ranks), times each SBP
+// mesh of the remaining devices (1 or 2 dims). Only meshes the cluster
 // can hold node-aligned (costmodel::make_mesh) are listed.
 #pragma once
 #include <string>
