@@ -44,7 +44,7 @@ struct SearchCliOptions {
   int sync_trials = 200;  // --sync [N]: low-shot trials
   bool sync = false;      // --sync given
   uint64_t seed = 1;
-  bool explain = false, tie_layers = false, no_zero = false;
+  bool explain = false, tie_layers = false, no_zero = false, no_reconcile = false;
 };
 
 std::vector<std::string> split_methods(const std::string& text) {
@@ -233,6 +233,7 @@ nlohmann::json result_json(const search::SearchResult& r, const search::SearchRe
     j["speedup_vs_best_expert"] = ref->report.iteration_s / r.report.iteration_s;
   }
   if (r.objective_s) j["objective_s"] = *r.objective_s;
+  if (r.reconciled_objective_s) j["reconciled_objective_s"] = *r.reconciled_objective_s;
   if (r.best_objective_s) j["best_objective_s"] = *r.best_objective_s;
   if (r.bound_s) j["bound_s"] = *r.bound_s;
   if (auto x = gap_of(r)) j["gap"] = *x;
@@ -280,6 +281,7 @@ int run_search_cmd(const SearchCliOptions& opt) {
   so.jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   so.tie_layers = opt.tie_layers;
   so.zero_storage = !opt.no_zero;
+  so.reconcile_objective = !opt.no_reconcile;
   if (opt.sync_weight != -1 && !(opt.sync_weight >= 0 && std::isfinite(opt.sync_weight))) {
     throw InputError("--sync-weight", "", "must be -1 (probe) or a finite number >= 0");
   }
@@ -405,7 +407,8 @@ int run_search_cmd(const SearchCliOptions& opt) {
   if (!opt.json_file.empty()) {
     nlohmann::json j = {{"model", g.name}, {"cluster", c.name}, {"mesh", mesh}, {"pipeline_dim", so.pipeline_dim},
                         {"seed", opt.seed}, {"random_restarts", opt.restarts}, {"time_limit_s", opt.time_limit_s},
-                        {"tie_layers", opt.tie_layers}, {"zero_storage", so.zero_storage}};
+                        {"tie_layers", opt.tie_layers}, {"zero_storage", so.zero_storage},
+                        {"reconcile_objective", so.reconcile_objective}};
     j["results"] = nlohmann::json::array();
     for (size_t i = 0; i < run.results.size(); ++i) j["results"].push_back(result_json(run.results[i], dp, ref, runs[i]));
     j["skipped"] = nlohmann::json::array();
@@ -466,6 +469,9 @@ RunFn setup_search(CLI::App& sub) {
                  "-1 = probe 1, 0.5, 0.25, 0 and keep the best")
       ->capture_default_str();
   sub.add_flag("--no-zero", opt->no_zero, "Do not offer ZeRO-3 parameter storage to the search");
+  sub.add_flag("--no-reconcile", opt->no_reconcile,
+               "End cd, cd-nbh, cd-mesh and cd-expert at their descent's answer instead of descending again under the "
+               "sync weight at which the objective equals evaluate() there (docs/search.md)");
   CLI::Option* sync = sub.add_option("--sync", opt->sync_trials,
                  "Then run AutoSync's low-shot sync search (N trials) on the best scheme's data-parallel gradient "
                  "sync and report its iteration next to DDP's")

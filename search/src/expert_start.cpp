@@ -2,10 +2,12 @@
 #include "expert_start.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/search/assignment.hpp"
+#include "reconcile.hpp"
 
 namespace autoddl::search {
 
@@ -14,6 +16,8 @@ using namespace costmodel;
 ExpertStart descend_from_expert(const Graph& g, const ClusterSpec& c, const GridPoint& p, const SearchOptions& so,
                                 const std::string& label, double time_limit_s,
                                 const std::function<void(const std::string&)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   ExpertStart run;
   const Scheme& e = p.scheme;
   const std::string name = e.name.substr(9);  // after "megatron:"
@@ -54,6 +58,18 @@ ExpertStart descend_from_expert(const Graph& g, const ClusterSpec& c, const Grid
   run.row["moves"] = st.moves;
   run.row["joint_moves"] = st.joint_moves;
   run.row["time_limit_hit"] = st.time_limit_hit;
+  // One objective (reconcile.hpp): descend again under the sync weight at which the tables equal
+  // evaluate() of the found scheme, with the expert's overlaps; kept where evaluate() agrees.
+  if (so.reconcile_objective && elapsed() < time_limit_s) {
+    CdOptions ro = cd;
+    ro.time_limit_s = time_limit_s - elapsed();
+    const Reconciled rec = reconcile_objective(t, so.tie_layers, a.choice(), run.found_report, ro, 3, as_scheme);
+    if (rec.improved) {
+      run.found = as_scheme(rec.choice);
+      run.found_report = rec.report;
+    }
+    run.row["reconciled"] = rec.details();
+  }
   return run;
 }
 

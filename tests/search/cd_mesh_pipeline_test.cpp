@@ -19,18 +19,6 @@
 
 using namespace search_fixtures;
 
-namespace {
-
-const SearchResult& result_of(const SearchRun& run, const std::string& method) {
-  for (const SearchResult& r : run.results) {
-    if (r.method == method) return r;
-  }
-  FAIL("no result of " << method);
-  return run.results.front();
-}
-
-}  // namespace
-
 TEST_CASE("cd-mesh lists pipeline meshes: pp up to the layers even where it does not divide them, node-aligned, pipeline dim 0", "[search][cd-mesh]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   const Graph g = tiny_gpt(12, 16);

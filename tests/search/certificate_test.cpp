@@ -17,14 +17,6 @@ using namespace search_fixtures;
 
 namespace {
 
-const SearchResult& find(const SearchRun& run, const std::string& method) {
-  for (const SearchResult& r : run.results) {
-    if (r.method == method) return r;
-  }
-  FAIL("no result for " << method);
-  throw;
-}
-
 IlpResult full_ilp(const CostTables& t) {
   IlpOptions o;
   o.time_limit_s = 60;
@@ -41,8 +33,8 @@ TEST_CASE("the tied-layer ILP proves the full ILP's optimum on a 4-layer GPT and
   o.mesh_shape = {8};
   o.random_restarts = 0;
   const SearchRun run = run_search(g, c, o, {"cd", "ilp", "ilp-tied"});
-  const SearchResult& ilp = find(run, "ilp");
-  const SearchResult& tied = find(run, "ilp-tied");
+  const SearchResult& ilp = result_of(run, "ilp");
+  const SearchResult& tied = result_of(run, "ilp-tied");
   REQUIRE(ilp.optimal);
   REQUIRE(tied.bound_s);
   // 4 layers + the rest: the first layer (fed by the embedding), the three others, the rest.
@@ -51,7 +43,7 @@ TEST_CASE("the tied-layer ILP proves the full ILP's optimum on a 4-layer GPT and
   CHECK(*tied.bound_s == Approx(*ilp.objective_s).epsilon(1e-6));
   CHECK(tied.optimal);
   CHECK(*tied.objective_s == Approx(*ilp.objective_s).epsilon(1e-6));
-  const SearchResult& cd = find(run, "cd");
+  const SearchResult& cd = result_of(run, "cd");
   REQUIRE(cd.best_objective_s);
   CHECK(*cd.best_objective_s >= *tied.bound_s * (1 - 1e-9));
   REQUIRE(run.ilp_bound_s);
@@ -135,8 +127,8 @@ void cd_within_of_optimum(const char* model, std::map<std::string, std::string> 
   o.mesh_shape = {2, 8};
   o.time_limit_s = 60;
   const SearchRun run = run_search(g, c, o, {"cd-nbh", "ilp"});
-  const SearchResult& ilp = find(run, "ilp");
-  const SearchResult& cd = find(run, "cd-nbh");
+  const SearchResult& ilp = result_of(run, "ilp");
+  const SearchResult& cd = result_of(run, "cd-nbh");
   REQUIRE(ilp.optimal);  // within CBC's relative gap: the bound below is what is proven
   REQUIRE(run.ilp_bound_s);
   REQUIRE(cd.best_objective_s);

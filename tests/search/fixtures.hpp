@@ -2,6 +2,8 @@
 // costmodel's GraphBuilder so every op goes through the same shape and SBP rules as the zoo.
 #pragma once
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -10,11 +12,20 @@
 #include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/search/assignment.hpp"
 #include "autoddl/search/cost_tables.hpp"
+#include "autoddl/search/searcher.hpp"
 
 namespace search_fixtures {
 
 using namespace autoddl::costmodel;
 using namespace autoddl::search;
+
+// The result of `method` in a run (throws, which fails the test, when the run has none).
+inline const SearchResult& result_of(const SearchRun& run, const std::string& method) {
+  for (const SearchResult& r : run.results) {
+    if (r.method == method) return r;
+  }
+  throw std::runtime_error("the run has no result of " + method);
+}
 
 // x -> matmul -> relu -> matmul -> cross-entropy: 4 ops in a chain.
 inline Graph chain_graph(int64_t batch = 8, int64_t in = 64, int64_t hidden = 128, int64_t out = 32) {

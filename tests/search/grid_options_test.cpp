@@ -20,14 +20,6 @@ std::string without(std::string spec, const std::string& option) {
   return spec;
 }
 
-const SearchResult& find(const SearchRun& run, const std::string& method) {
-  for (const SearchResult& r : run.results) {
-    if (r.method == method) return r;
-  }
-  FAIL("no " << method << " result");
-  return run.results.front();
-}
-
 }  // namespace
 
 TEST_CASE("the Megatron grid picks tp overlap, the distributed optimizer and overlapped p2p where they help",
@@ -40,7 +32,7 @@ TEST_CASE("the Megatron grid picks tp overlap, the distributed optimizer and ove
   SearchOptions o;
   o.time_limit_s = 120;
   const SearchRun run = run_search(g, c, o, {"megatron", "cd-expert"});
-  const SearchResult& mega = find(run, "megatron");
+  const SearchResult& mega = result_of(run, "megatron");
   REQUIRE(mega.report.feasible);
   const std::string& spec = mega.scheme.name;
   INFO("best grid point " << spec << ": " << mega.report.iteration_s << " s");
@@ -57,7 +49,7 @@ TEST_CASE("the Megatron grid picks tp overlap, the distributed optimizer and ove
   INFO(plain << ": " << r_plain.iteration_s << " s");
   CHECK(r_plain.iteration_s > mega.report.iteration_s);
   // cd-expert starts from the grid's best points with their options and re-costs to its time.
-  const SearchResult& ce = find(run, "cd-expert");
+  const SearchResult& ce = result_of(run, "cd-expert");
   CHECK(ce.report.iteration_s <= mega.report.iteration_s);
   CHECK(evaluate(g, c, ce.scheme).iteration_s == ce.report.iteration_s);
 }

@@ -37,6 +37,10 @@ struct SearchOptions {
   // Weight of gradient sync in the table objective (TableOptions); < 0 = probe 1, 0.5, 0.25, 0
   // and keep the weight whose quick descent evaluate() rates fastest.
   double sync_weight = -1;
+  // cd / cd-nbh end by descending again from their answer under the sync weight at which the
+  // tables' objective equals evaluate()'s iteration there (search/src/reconcile.hpp), so the
+  // search minimizes the number it reports. Off: the answer of the configured objective alone.
+  bool reconcile_objective = true;
   // Threads for the independent work: the gradient-sync probes, the descents from each seed and
   // cd-expert's starts. Results are combined in a fixed order, so they do not depend on it.
   int jobs = 1;
@@ -66,6 +70,10 @@ struct SearchResult {
   // rates fastest among those visited, whose objective can be higher (the objective is an
   // additive surrogate that cannot see overlap).
   std::optional<double> best_objective_s;
+  // cd / cd-nbh: the objective their last phase minimized, at the returned scheme: the tables at
+  // the reconciled sync weight, equal to report.iteration_s unless details["reconciled"]["gap"]
+  // says why not (search/src/reconcile.hpp).
+  std::optional<double> reconciled_objective_s;
   std::optional<double> bound_s;      // the ILP's lower bound on the table objective
   bool optimal = false;               // proven optimal for the table objective
   std::string note;
