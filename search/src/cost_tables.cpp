@@ -7,6 +7,7 @@
 #include "autoddl/search/cost_tables.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -291,6 +292,40 @@ double CostTables::backward_pair_s(const Term& t, int g, int og) const {
   double s = t.info->table->time_s(g, og);
   if (t.cross_stage && !opt_.overlap_p2p) s += stage_send_s(pp_tier_, t.info->local_bytes[g]);
   return s * t.scale;
+}
+
+int CostTables::term_key(int ti, int l, int c, uint64_t* out) const {
+  const Term& t = terms_[ti];
+  const int op = term_ops_[t.first + l];
+  const int port = term_ports_[t.first + l];
+  const OpClass& k = cls(op);
+  auto state = [](int16_t v) { return static_cast<uint64_t>(static_cast<uint16_t>(v)); };
+  switch (t.kind) {
+    case TermKind::forward: {
+      if (l == 0) {
+        out[0] = state(k.out_state[c * kMaxOpOutputs + port]);
+        return 1;
+      }
+      out[0] = state(k.in_state[c * kMaxOpInputs + port]);
+      // The backward re-gather hidden under the readers' data-gradient GEMMs reads dgrad_s.
+      if (!weight_gemm_op_[op] || port != 0) return 1;
+      std::memcpy(&out[1], &k.dgrad_s[c], sizeof(double));
+      return 2;
+    }
+    case TermKind::backward:
+      out[0] = state(l == 0 ? k.out_grad_state[c * kMaxOpOutputs + port] : k.in_grad_state[c * kMaxOpInputs + port]);
+      return 1;
+    case TermKind::tied:
+      if (l == 0) {
+        out[0] = state(k.store_state[c * kMaxOpInputs + port]);
+        out[1] = k.zero[c];
+      } else {
+        out[0] = state(k.in_state[c * kMaxOpInputs + port]);
+        out[1] = state(k.in_grad_state[c * kMaxOpInputs + port]);
+      }
+      return 2;
+  }
+  return 0;
 }
 
 double CostTables::term_cost(int ti, const int* choice) const {

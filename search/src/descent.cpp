@@ -41,6 +41,11 @@ Descent::Descent(Assignment& a, const Coordinates& co, const CdOptions& opt)
   const int max_joint = std::max(kMaxWindow, kMaxRegion);
   wnew_.assign(static_cast<size_t>(max_members) * max_joint, 0);
   wsorted_.assign(max_choices + 1, 0);
+  widx_.assign(max_choices + 1, 0);
+  for (auto& g : wgroup_) g.assign(max_choices + 1, 0);
+  wgarg_.assign(max_choices + 1, 0);
+  wgbest_.assign(max_choices + 1, 0);
+  wgseen_.assign(max_choices + 1, -1);
   if (static_cast<int>(cvec_.size()) < max_members * max_joint) {
     cvec_.assign(static_cast<size_t>(max_members) * max_joint, 0);
     jops_.assign(static_cast<size_t>(max_members) * max_joint, 0);

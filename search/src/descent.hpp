@@ -95,6 +95,7 @@ class Descent {
   int grow_window(int u);
   bool windows();
   bool window_dp(int n);
+  int group_candidates(int j, const std::vector<int>& terms, std::vector<int>& group);
 
   Assignment& a_;
   const CostTables& t_;
@@ -146,6 +147,13 @@ class Descent {
   std::vector<double> wu_[kMaxWindow], wf_[kMaxWindow];
   std::vector<int> wcand_[kMaxWindow], warg_[kMaxWindow];
   std::vector<int> wnew_, wsorted_;
+  // Candidates grouped by what the pair terms read of them (group_candidates): keys, order, ids,
+  // and per group of the later window its DP result; per group of the earlier one a visit stamp.
+  std::vector<uint64_t> wkey_;
+  std::vector<int> widx_, wgroup_[2], wgarg_;
+  std::vector<double> wgbest_;
+  std::vector<long> wgseen_;
+  long wgserial_ = 0;
   bool win_same_ = false;  // the last window_dp's optimum was the current choice
   // Region moves.
   std::vector<std::vector<int>> replica_;  // [d · classes + class][choice]

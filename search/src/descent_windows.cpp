@@ -140,6 +140,10 @@ bool Descent::window_dp(int n) {
   }
   // Forward DP: f[j][x] = u_j(c_x) + min_y f[j-1][y] + pair(c_y, c_x). Pair costs are >= 0,
   // so scanning y by increasing f[j-1] stops at the first f[j-1][y] >= the best so far.
+  // Candidates that the pair terms read alike (group_candidates) are priced once: of a group of
+  // y only the first in that order can be the argmin (the rest have f no lower and the same pair
+  // costs), and every x of a group has the same min and argmin. Same result, fewer term_cost calls
+  // (a GEMM's hundreds of choices on a 3-D mesh share far fewer boxing states).
   for (int x = 0; x < wn_[0]; ++x) wf_[0][x] = wu_[0][wcand_[0][x]];
   for (int j = 1; j < n; ++j) {
     int ma = 0, mb = 0;
@@ -148,15 +152,28 @@ bool Descent::window_dp(int n) {
     std::vector<int>& by_f = wsorted_;
     for (int y = 0; y < wn_[j - 1]; ++y) by_f[y] = y;
     std::sort(by_f.begin(), by_f.begin() + wn_[j - 1], [&](int p, int q) { return wf_[j - 1][p] < wf_[j - 1][q]; });
+    group_candidates(j - 1, wpair_[j - 1], wgroup_[0]);
+    const int groups_b = group_candidates(j, wpair_[j - 1], wgroup_[1]);
+    std::fill(wgarg_.begin(), wgarg_.begin() + groups_b, -1);
     for (int x = 0; x < wn_[j]; ++x) {
       const int cb = wcand_[j][x];
+      const int gb = wgroup_[1][x];
+      if (wgarg_[gb] >= 0) {
+        wf_[j][x] = wgbest_[gb] + wu_[j][cb];
+        warg_[j][x] = wgarg_[gb];
+        continue;
+      }
       for (int z = 0; z < mb; ++z) ch[pb[z]] = cb;
       double best = std::numeric_limits<double>::infinity();
       int arg = 0;
+      ++wgserial_;
       for (int yy = 0; yy < wn_[j - 1]; ++yy) {
         const int y = by_f[yy];
         const double base = wf_[j - 1][y];
         if (base >= best) break;
+        long& seen = wgseen_[wgroup_[0][y]];
+        if (seen == wgserial_) continue;
+        seen = wgserial_;
         const int ca = wcand_[j - 1][y];
         for (int z = 0; z < ma; ++z) ch[pa[z]] = ca;
         double v = base;
@@ -168,6 +185,8 @@ bool Descent::window_dp(int n) {
       }
       wf_[j][x] = best + wu_[j][cb];
       warg_[j][x] = arg;
+      wgbest_[gb] = best;
+      wgarg_[gb] = arg;
     }
   }
   restore(n_ops);
@@ -197,6 +216,47 @@ bool Descent::window_dp(int n) {
   apply(jops_.data(), wnew_.data(), n_ops, uterms_.data(), static_cast<int>(uterms_.size()));
   ++stats_.window_moves;
   return true;
+}
+
+// Ids for window j's candidates by their key: what each of `terms` reads of the window's members
+// at the candidate's choice (CostTables::term_key); equal keys, one id. Returns the ids' count.
+int Descent::group_candidates(int j, const std::vector<int>& terms, std::vector<int>& group) {
+  const int coord = win_[j];
+  const int n = wn_[j];
+  if (!opt_.group_window_candidates) {  // every candidate its own group
+    for (int x = 0; x < n; ++x) group[x] = x;
+    return n;
+  }
+  int len = 0;
+  uint64_t scratch[CostTables::kMaxTermKey];
+  for (int term : terms) {
+    const int* mem = t_.term_members(term);
+    for (int l = 0; l < t_.term(term).count; ++l) {
+      if (co_.of_op[mem[l]] == coord) len += t_.term_key(term, l, wcand_[j][0], scratch);
+    }
+  }
+  if (wkey_.size() < static_cast<size_t>(n) * len) wkey_.resize(static_cast<size_t>(n) * len);
+  for (int x = 0; x < n; ++x) {
+    uint64_t* key = wkey_.data() + static_cast<size_t>(x) * len;
+    const int c = wcand_[j][x];
+    for (int term : terms) {
+      const int* mem = t_.term_members(term);
+      for (int l = 0; l < t_.term(term).count; ++l) {
+        if (co_.of_op[mem[l]] == coord) key += t_.term_key(term, l, c, key);
+      }
+    }
+    widx_[x] = x;
+  }
+  auto key_of = [&](int x) { return wkey_.data() + static_cast<size_t>(x) * len; };
+  std::sort(widx_.begin(), widx_.begin() + n, [&](int p, int q) {
+    return std::lexicographical_compare(key_of(p), key_of(p) + len, key_of(q), key_of(q) + len);
+  });
+  int groups = 0;
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && !std::equal(key_of(widx_[i]), key_of(widx_[i]) + len, key_of(widx_[i - 1]))) ++groups;
+    group[widx_[i]] = groups;
+  }
+  return n > 0 ? groups + 1 : 0;
 }
 
 }  // namespace autoddl::search

@@ -33,7 +33,8 @@ nlohmann::json Reconciled::details() const {
                       {"rounds", rounds},
                       {"moves", moves},
                       {"improved", improved},
-                      {"converged", converged}};
+                      {"converged", converged},
+                      {"seconds", seconds}};
   if (!gap_reason.empty()) j["gap"] = gap_reason;
   return j;
 }
@@ -59,14 +60,19 @@ Reconciled reconcile_objective(const CostTables& base, bool tie_layers, const st
                    " stages, evaluate() takes the slowest stage and the bubble; no sync weight matches them";
     return r;
   }
-  // T_0 and S per scheme from the tables at weights 0 and 1 (the objective is linear in w).
-  const auto zero = at_weight(base, 0), one = at_weight(base, 1);
+  // T_0 and S per scheme from the tables at weight 0 and at the base weight w_b > 0 (the
+  // objective is linear in w: S = (T_b − T_0) / w_b), or at weight 1 when w_b is 0.
+  const double w_b = base.options().sync_weight;
+  const auto zero = at_weight(base, 0);
+  const std::unique_ptr<CostTables> one = w_b > 0 ? nullptr : at_weight(base, 1);
+  const CostTables& at_b = w_b > 0 ? base : *one;
+  const double per_w = w_b > 0 ? w_b : 1;
   std::unique_ptr<CostTables> cur;
   double solved_at_w = -1;
   // Solves w* at r.choice and builds the tables at it; false when there is no sync to weigh.
   auto solve = [&] {
     const double t_0 = recompute_objective(*zero, r.choice).time_s;
-    const double sync_s = recompute_objective(*one, r.choice).time_s - t_0;
+    const double sync_s = (recompute_objective(at_b, r.choice).time_s - t_0) / per_w;
     if (!(sync_s > 1e-9 * std::max(1e-12, r.report.iteration_s))) {
       r.gap_reason = "the scheme has no gradient sync to weigh";
       return false;
@@ -84,7 +90,10 @@ Reconciled reconcile_objective(const CostTables& base, bool tie_layers, const st
     r.objective_s = recompute_objective(*cur, r.choice).total();
     return true;
   };
-  if (!solve()) return r;
+  if (!solve()) {
+    r.seconds = elapsed();
+    return r;
+  }
   for (; r.rounds < max_rounds && elapsed() < opt.time_limit_s; ++r.rounds) {
     const Coordinates co = make_coordinates(*cur, tie_layers);
     Assignment a(*cur, r.choice);
@@ -109,6 +118,7 @@ Reconciled reconcile_objective(const CostTables& base, bool tie_layers, const st
     r.improved = true;
     if (!solve()) break;
   }
+  r.seconds = elapsed();
   return r;
 }
 

@@ -40,6 +40,7 @@ struct Reconciled {
   long moves = 0;                // their moves, single and joint
   bool improved = false;         // evaluate() rates choice above the starting point
   bool converged = false;        // the last descent stayed put
+  double seconds = 0;            // wall time of the reconciliation
   std::string gap_reason;        // non-empty when the objective cannot equal evaluate() here
   nlohmann::json details() const;
 };

@@ -196,3 +196,74 @@ TEST_CASE("ops and terms of identical layers share their pricing kinds and diffe
     }
   }
 }
+
+TEST_CASE("choices whose term keys are equal price every term alike", "[search][cd][windows]") {
+  // CostTables::term_key is what window DP groups candidates by: a field term_cost reads and the
+  // key leaves out would price two grouped choices differently. On a 3-D mesh (many choices per
+  // GEMM, several sharing a boxing state), with recompute so the forward terms price the backward
+  // re-gather against the readers' data-gradient GEMMs.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(2);
+  TableOptions o = table_options({2, 2, 4});
+  const CostTables t(g, c, o);
+  std::mt19937 rng(7);
+  std::vector<int> ch(t.ops());
+  long equal_pairs = 0;
+  for (int term = 0; term < t.terms(); ++term) {
+    const int* mem = t.term_members(term);
+    for (int l = 0; l < t.term(term).count; ++l) {
+      const int op = mem[l];
+      const int k = t.choices(op);
+      std::vector<std::vector<uint64_t>> keys(k);
+      for (int x = 0; x < k; ++x) {
+        uint64_t buf[CostTables::kMaxTermKey];
+        keys[x].assign(buf, buf + t.term_key(term, l, x, buf));
+      }
+      int checked = 0;  // 24 pairs of equal keys per member keep the test quick
+      for (int x = 0; x < k && checked < 24; ++x) {
+        for (int y = x + 1; y < k && checked < 24; ++y) {
+          if (keys[x] != keys[y]) continue;
+          ++equal_pairs;
+          ++checked;
+          for (int trial = 0; trial < 2; ++trial) {
+            for (int q = 0; q < t.ops(); ++q) ch[q] = std::uniform_int_distribution<int>(0, t.choices(q) - 1)(rng);
+            ch[op] = x;
+            const double at_x = t.term_cost(term, ch.data());
+            ch[op] = y;
+            INFO("term " << term << " member " << l << " choices " << x << ", " << y);
+            CHECK(t.term_cost(term, ch.data()) == at_x);
+          }
+        }
+      }
+    }
+  }
+  CHECK(equal_pairs > 100);
+}
+
+TEST_CASE("window DP priced once per group of candidates leaves every move and end point as it was",
+          "[search][cd][windows]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4);
+  for (const std::vector<int>& mesh : {std::vector<int>{2, 8}, std::vector<int>{2, 2, 4}}) {
+    const CostTables t(g, c, table_options(mesh));
+    const Coordinates co = make_coordinates(t, false);
+    long window_moves = 0;
+    const std::vector<Seed> seeds = make_seeds(t, 1, 5);
+    for (size_t i = 0; i < seeds.size(); i += 3) {  // every third seed: the test stays quick
+      const Seed& s = seeds[i];
+      Assignment grouped(t, s.choice), each(t, s.choice);
+      CdOptions n;
+      n.neighbourhood = true;
+      const CdStats a = coordinate_descent(grouped, co, n);
+      n.group_window_candidates = false;
+      const CdStats b = coordinate_descent(each, co, n);
+      INFO(s.name << " on a mesh of " << mesh.size() << " dims");
+      CHECK(grouped.choice() == each.choice());
+      CHECK(a.objective_s == b.objective_s);
+      CHECK(a.moves == b.moves);
+      CHECK(a.window_moves == b.window_moves);
+      window_moves += a.window_moves;
+    }
+    CHECK(window_moves > 0);  // the windows moved somewhere, so the DP's answers were used
+  }
+}

@@ -69,6 +69,9 @@ struct CdOptions {
   // (exact, as skip_repeated_checks: identical layers at identical choices give the same answer;
   // off only to test that).
   bool memo_checks = true;
+  // A window's DP prices a pair of coordinates once per group of choices the pair terms read
+  // alike (CostTables::term_key; exact, the same moves; off only to test that).
+  bool group_window_candidates = true;
   // Called now and then (at most every 0.5 s) with the objective and the sweeps done.
   std::function<void(double objective_s, int sweeps)> progress;
 };

@@ -139,6 +139,12 @@ class CostTables {
   const int8_t* term_ports(int t) const { return &term_ports_[terms_[t].first]; }
   // Cost in seconds of one term given every op's choice.
   double term_cost(int t, const int* choice) const;
+  // What term_cost reads of member `l` of term t at choice c (its boxing states, and the ZeRO
+  // flag or data-gradient time where the term prices them), written to out (at most
+  // kMaxTermKey values); returns how many. Two choices of that member with equal keys price the
+  // term alike whatever the other members choose.
+  static constexpr int kMaxTermKey = 2;
+  int term_key(int t, int l, int c, uint64_t* out) const;
   // A backward term's charge for one distinct input-gradient state g into output-gradient og.
   double backward_pair_s(const Term& t, int g, int og) const;
   // A forward term's stage-crossing send of the producer's piece in `out_state` (0 if none).
