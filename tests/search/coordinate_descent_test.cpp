@@ -111,6 +111,22 @@ TableOptions capped_options(const Graph& g, const ClusterSpec& c, double capacit
   return o;
 }
 
+// One neighbourhood descent from `seed` with options `n`, and the same with `off` applied (an
+// exact shortcut turned off): the tests below pin such shortcuts as changing nothing but time.
+struct OnOff {
+  Assignment on, off;
+  CdStats on_stats, off_stats;
+};
+OnOff descend_on_off(const CostTables& t, const Coordinates& co, const std::vector<int>& seed, CdOptions n,
+                     void (*off)(CdOptions&)) {
+  OnOff r{Assignment(t, seed), Assignment(t, seed), {}, {}};
+  n.neighbourhood = true;
+  r.on_stats = coordinate_descent(r.on, co, n);
+  off(n);
+  r.off_stats = coordinate_descent(r.off, co, n);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("skipping repeated empty checks leaves every move and end point as it was", "[search][cd]") {
@@ -122,14 +138,10 @@ TEST_CASE("skipping repeated empty checks leaves every move and end point as it 
     const Coordinates co = make_coordinates(t, false);
     bool penalized = false;
     for (const Seed& s : make_seeds(t, 2, 5)) {
-      Assignment with(t, s.choice), without(t, s.choice);
-      CdOptions n;
-      n.neighbourhood = true;
-      const CdStats a = coordinate_descent(with, co, n);
-      n.skip_repeated_checks = false;
-      const CdStats b = coordinate_descent(without, co, n);
+      const OnOff x = descend_on_off(t, co, s.choice, {}, [](CdOptions& n) { n.skip_repeated_checks = false; });
+      const CdStats &a = x.on_stats, &b = x.off_stats;
       INFO(s.name << ", capacity fraction " << capacity_fraction);
-      CHECK(with.choice() == without.choice());
+      CHECK(x.on.choice() == x.off.choice());
       CHECK(a.moves == b.moves);
       CHECK(a.joint_moves == b.joint_moves);
       CHECK(a.window_moves == b.window_moves);
@@ -154,15 +166,12 @@ TEST_CASE("answering a check by an identical one leaves every move and end point
     const Coordinates co = make_coordinates(t, false);
     for (const Seed& s : make_seeds(t, 2, 5)) {
       for (const bool skip : {true, false}) {
-        Assignment with(t, s.choice), without(t, s.choice);
         CdOptions n;
-        n.neighbourhood = true;
         n.skip_repeated_checks = skip;
-        const CdStats a = coordinate_descent(with, co, n);
-        n.memo_checks = false;
-        const CdStats b = coordinate_descent(without, co, n);
+        const OnOff x = descend_on_off(t, co, s.choice, n, [](CdOptions& o) { o.memo_checks = false; });
+        const CdStats &a = x.on_stats, &b = x.off_stats;
         INFO(s.name << ", capacity fraction " << capacity_fraction << ", skip " << skip);
-        CHECK(with.choice() == without.choice());
+        CHECK(x.on.choice() == x.off.choice());
         CHECK(a.objective_s == b.objective_s);
         CHECK(a.moves == b.moves);
         CHECK(a.joint_moves == b.joint_moves);
@@ -251,14 +260,10 @@ TEST_CASE("window DP priced once per group of candidates leaves every move and e
     const std::vector<Seed> seeds = make_seeds(t, 1, 5);
     for (size_t i = 0; i < seeds.size(); i += 3) {  // every third seed: the test stays quick
       const Seed& s = seeds[i];
-      Assignment grouped(t, s.choice), each(t, s.choice);
-      CdOptions n;
-      n.neighbourhood = true;
-      const CdStats a = coordinate_descent(grouped, co, n);
-      n.group_window_candidates = false;
-      const CdStats b = coordinate_descent(each, co, n);
+      const OnOff x = descend_on_off(t, co, s.choice, {}, [](CdOptions& n) { n.group_window_candidates = false; });
+      const CdStats &a = x.on_stats, &b = x.off_stats;
       INFO(s.name << " on a mesh of " << mesh.size() << " dims");
-      CHECK(grouped.choice() == each.choice());
+      CHECK(x.on.choice() == x.off.choice());
       CHECK(a.objective_s == b.objective_s);
       CHECK(a.moves == b.moves);
       CHECK(a.window_moves == b.window_moves);
