@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <string>
 
 #include "autoddl/costmodel/error.hpp"
@@ -67,13 +68,16 @@ void CostTables::build_classes() {
   const Graph& g = *graph_;
   const int nd = static_cast<int>(sbp_shape_.size());
   const int m = opt_.micro_batches;
-  std::map<std::pair<Shape, double>, TensorInfo*> info_of;
+  // A parameter's storage and shard have no fixed block order (BoxingTable's exact_layout), as
+  // evaluate() prices them.
+  std::map<std::tuple<Shape, double, bool>, TensorInfo*> info_of;
   auto info = [&](int t) -> const TensorInfo* {
-    auto key = std::make_pair(shape_mb_[t], bytes_mb_[t]);
+    const bool exact_layout = g.tensors[t].role != TensorRole::parameter;
+    auto key = std::make_tuple(shape_mb_[t], bytes_mb_[t], exact_layout);
     auto it = info_of.find(key);
     if (it != info_of.end()) return it->second;
     auto ti = std::make_unique<TensorInfo>();
-    ti->table = &cache_->get(shape_mb_[t], bytes_mb_[t]);
+    ti->table = &cache_->get(shape_mb_[t], bytes_mb_[t], exact_layout);
     const auto& states = ti->table->states();
     for (const NdSbp& s : states) {
       ti->local_bytes.push_back(local_bytes(s, sbp_shape_.data(), bytes_mb_[t]));

@@ -133,3 +133,31 @@ TEST_CASE("a boxing path tallies each collective's count and per-device wire byt
   CHECK(tally.bytes[static_cast<size_t>(CollectiveKind::all_reduce)] == Approx(3 * 2 * 7.0 / 8 * 4096));
   CHECK(tally.total_s() == Approx(3 * (14e-6 + 2 * 7.0 / 8 * 4096 / 100e9)));
 }
+
+TEST_CASE("a boxing step on a mesh dim never moves a split of an axis that a higher dim also splits",
+          "[costmodel][boxing]") {
+  // Dims nest lower-outer: under (S(1),S(1)) on 2x2, rank (i, j) holds quarter 2i + j of axis 1, so
+  // (B,S(1)) (half j: quarters 2j and 2j + 1) is no all-gather over dim 0. The route goes through
+  // the higher dim (gather it, step dim 0, slice it again), as the CPU executor runs it.
+  ClusterSpec c = round_cluster(2, 2);
+  DeviceMesh mesh = make_mesh(c, {2, 2});
+  const Shape shape = {8, 8};
+  const BoxingTable exact(mesh, shape, 256.0);
+  const std::vector<NdSbp> route = exact.route(exact.index_of(nd({S1, S1})), exact.index_of(nd({B, S1})));
+  REQUIRE(route.size() >= 3);
+  for (size_t k = 1; k < route.size(); ++k) {
+    int d = 0;
+    while (route[k - 1].dims[d] == route[k].dims[d]) ++d;
+    INFO("step " << k << ": " << to_string(route[k - 1]) << " -> " << to_string(route[k]));
+    // A step on dim 0 that touches axis 1 happens only while dim 1 does not split axis 1.
+    if (d == 0 && (route[k - 1].dims[0] == S1 || route[k].dims[0] == S1)) CHECK_FALSE(route[k - 1].dims[1] == S1);
+  }
+  // A parameter's storage has no fixed block order: there the one all-gather over dim 0 is allowed.
+  const BoxingTable storage(mesh, shape, 256.0, /*exact_layout=*/false);
+  const auto one = storage.path(storage.index_of(nd({S1, S1})), storage.index_of(nd({B, S1})));
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].dim == 0);
+  CHECK(one[0].kind == CollectiveKind::all_gather);
+  CHECK(exact.time_s(exact.index_of(nd({S1, S1})), exact.index_of(nd({B, S1}))) >
+        storage.time_s(storage.index_of(nd({S1, S1})), storage.index_of(nd({B, S1}))));
+}

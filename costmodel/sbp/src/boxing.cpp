@@ -64,9 +64,26 @@ int sbp_code(Sbp s) { return s.is_broadcast() ? 0 : s.is_partial() ? 1 : 2 + s.a
 
 Sbp sbp_of_code(int v) { return v == 0 ? Sbp::broadcast() : v == 1 ? Sbp::partial() : Sbp::split(v - 2); }
 
+// Mesh dims nest lower-outer (dim 0 outermost, as ranks are numbered), so when two dims split one
+// axis the higher one cuts each of the lower one's pieces. A step on dim d that adds, removes or
+// moves a split of axis a is then a local slice or one collective of dim d only if no higher dim
+// splits a too: (S(1),S(1)) -> (B,S(1)) is no all-gather over dim 0 (rank (i, j) holds quarter
+// 2i + j, and the half j it needs is quarters 2j and 2j + 1). Such a conversion goes through the
+// higher dim first (gather it, step dim d, slice it again), as an executor runs it
+// (calib/cpu/sbp_step.py checks the same rule on every step).
+bool nesting_allows(const NdSbp& from, int d, Sbp to, const std::vector<int>& sizes) {
+  const Sbp a = from.dims[d];
+  for (int e = d + 1; e < from.ndims; ++e) {
+    const Sbp inner = from.dims[e];
+    if (sizes[e] <= 1 || !inner.is_split()) continue;
+    if ((a.is_split() && a.axis == inner.axis) || (to.is_split() && to.axis == inner.axis)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-BoxingTable::BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logical_bytes) {
+BoxingTable::BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logical_bytes, bool exact_layout) {
   const int nd = mesh.ndims();
   std::vector<int> sizes = mesh.shape();
   NdSbp cur;
@@ -100,6 +117,7 @@ BoxingTable::BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logi
         if (v == own) continue;
         const int j = index_[static_cast<size_t>(code[i] + (v - own) * stride)];
         if (j < 0) continue;
+        if (exact_layout && !nesting_allows(states_[i], d, sbp_of_code(v), sizes)) continue;
         Edge e;
         e.from = i;
         e.to = j;
@@ -217,11 +235,11 @@ void BoxingTable::tally(int from, int to, CommTally& tally, double times) const 
   }
 }
 
-const BoxingTable& BoxingCache::get(const Shape& shape, double logical_bytes) {
-  auto key = std::make_pair(shape, logical_bytes);
+const BoxingTable& BoxingCache::get(const Shape& shape, double logical_bytes, bool exact_layout) {
+  auto key = std::make_tuple(shape, logical_bytes, exact_layout);
   auto it = tables_.find(key);
   if (it == tables_.end()) {
-    it = tables_.emplace(key, std::make_unique<BoxingTable>(mesh_, shape, logical_bytes)).first;
+    it = tables_.emplace(key, std::make_unique<BoxingTable>(mesh_, shape, logical_bytes, exact_layout)).first;
   }
   return *it->second;
 }

@@ -9,6 +9,7 @@
 #pragma once
 #include <atomic>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -43,7 +44,11 @@ bool boxing_step_1d(const DeviceMesh& mesh, int d, Sbp from, Sbp to, double grou
 // (see BoxingCache).
 class BoxingTable {
  public:
-  BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logical_bytes);
+  // exact_layout: mesh dims nest lower-outer and a step may not move a split of an axis that a
+  // higher dim also splits (boxing.cpp, nesting_allows). Off for a parameter's storage and
+  // optimizer shard, whose block order is the framework's to choose (a hierarchical
+  // reduce-scatter, intra-node first, leaves the shards transposed, and the gather undoes it).
+  BoxingTable(const DeviceMesh& mesh, const Shape& shape, double logical_bytes, bool exact_layout = true);
   BoxingTable(const BoxingTable&) = delete;
   BoxingTable& operator=(const BoxingTable&) = delete;
   // Index of an nd-SBP in states(), or -1 if it is not valid for this tensor.
@@ -90,12 +95,12 @@ class BoxingTable {
 class BoxingCache {
  public:
   explicit BoxingCache(const DeviceMesh& mesh) : mesh_(mesh) {}
-  const BoxingTable& get(const Shape& shape, double logical_bytes);
+  const BoxingTable& get(const Shape& shape, double logical_bytes, bool exact_layout = true);
   const DeviceMesh& mesh() const { return mesh_; }
 
  private:
   DeviceMesh mesh_;
-  std::map<std::pair<Shape, double>, std::unique_ptr<BoxingTable>> tables_;
+  std::map<std::tuple<Shape, double, bool>, std::unique_ptr<BoxingTable>> tables_;
 };
 
 // Time of one conversion (builds a table; for one-off use and tests).
