@@ -90,11 +90,8 @@ Reconciled reconcile_objective(const CostTables& base, bool tie_layers, const st
     r.objective_s = recompute_objective(*cur, r.choice).total();
     return true;
   };
-  if (!solve()) {
-    r.seconds = elapsed();
-    return r;
-  }
-  for (; r.rounds < max_rounds && elapsed() < opt.time_limit_s; ++r.rounds) {
+  for (bool go = solve(); go && r.rounds < max_rounds && elapsed() < opt.time_limit_s;) {
+    ++r.rounds;
     const Coordinates co = make_coordinates(*cur, tie_layers);
     Assignment a(*cur, r.choice);
     CdOptions o = opt;
@@ -104,19 +101,15 @@ Reconciled reconcile_objective(const CostTables& base, bool tie_layers, const st
     r.moves += st.moves + st.joint_moves + st.window_moves + st.region_moves;
     if (a.choice() == r.choice) {
       r.converged = true;
-      ++r.rounds;
       break;
     }
     const costmodel::CostReport rep = costmodel::evaluate(
         base.graph(), base.cluster(), as_scheme ? as_scheme(a.choice()) : to_scheme(base, a.choice(), "reconciled"));
-    if (!costmodel::ranks_above(rep, r.report)) {  // the surrogate's step is no step: keep x
-      ++r.rounds;
-      break;
-    }
+    if (!costmodel::ranks_above(rep, r.report)) break;  // the surrogate's step is no step: keep x
     r.choice = a.choice();
     r.report = rep;
     r.improved = true;
-    if (!solve()) break;
+    go = solve();
   }
   r.seconds = elapsed();
   return r;
