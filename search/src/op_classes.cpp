@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <tuple>
 #include <string>
 
+#include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/grad_buckets.hpp"
 #include "autoddl/costmodel/op_compute.hpp"
@@ -68,22 +68,18 @@ void CostTables::build_classes() {
   const Graph& g = *graph_;
   const int nd = static_cast<int>(sbp_shape_.size());
   const int m = opt_.micro_batches;
-  // A parameter's storage and shard have no fixed block order (BoxingTable's exact_layout), as
-  // evaluate() prices them.
-  std::map<std::tuple<Shape, double, bool>, TensorInfo*> info_of;
+  // One TensorInfo per boxing table (the cache keys tables by shape, bytes and block order, as
+  // evaluate() looks them up), so tensors that share a table share its local sizes.
+  std::map<const BoxingTable*, TensorInfo*> info_of;
   auto info = [&](int t) -> const TensorInfo* {
-    const bool exact_layout = g.tensors[t].role != TensorRole::parameter;
-    auto key = std::make_tuple(shape_mb_[t], bytes_mb_[t], exact_layout);
-    auto it = info_of.find(key);
+    const BoxingTable* table = &cache_->get(shape_mb_[t], bytes_mb_[t], exact_block_order(g.tensors[t]));
+    auto it = info_of.find(table);
     if (it != info_of.end()) return it->second;
     auto ti = std::make_unique<TensorInfo>();
-    ti->table = &cache_->get(shape_mb_[t], bytes_mb_[t], exact_layout);
-    const auto& states = ti->table->states();
-    for (const NdSbp& s : states) {
-      ti->local_bytes.push_back(local_bytes(s, sbp_shape_.data(), bytes_mb_[t]));
-    }
+    ti->table = table;
+    for (const NdSbp& s : table->states()) ti->local_bytes.push_back(local_bytes(s, sbp_shape_.data(), bytes_mb_[t]));
     infos_.push_back(std::move(ti));
-    return info_of[key] = infos_.back().get();
+    return info_of[table] = infos_.back().get();
   };
 
   std::map<std::string, int> class_of_key;

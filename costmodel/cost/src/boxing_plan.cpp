@@ -192,7 +192,7 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
       if (tensor.role == TensorRole::parameter) {
         const NdSbp& st = scheme.param_storage[t];
         if (st.ndims != nd) scheme_error("param_storage " + tensor.name, "not over the SBP mesh dims");
-        const BoxingTable& table = cache.get(tensor.shape, static_cast<double>(tensor.bytes()), /*exact_layout=*/false);
+        const BoxingTable& table = cache.get(tensor.shape, static_cast<double>(tensor.bytes()), exact_block_order(tensor));
         in.table = &table;
         in.from = state(table, st, "param_storage " + tensor.name);
         in.to = state(table, sig.in[k], "op " + op.name);

@@ -21,6 +21,11 @@ inline bool has_gradient(const Tensor& t) {
   return t.dtype != DType::int32 && t.dtype != DType::int64 && t.role != TensorRole::input;
 }
 
+// Whether a tensor's blocks have a fixed order over the mesh (BoxingTable's exact_layout): every
+// tensor but a parameter, whose storage and optimizer shard are the framework's to lay out (a
+// hierarchical reduce-scatter leaves the shards transposed, and the gather undoes it).
+inline bool exact_block_order(const Tensor& t) { return t.role != TensorRole::parameter; }
+
 // Runs of an activation input's forward boxing per micro-batch: again in backward when the
 // reader's forward is recomputed (Megatron's checkpointed RowParallelLinear all-reduces again).
 inline int forward_boxing_runs(bool reader_recomputed) { return reader_recomputed ? 2 : 1; }

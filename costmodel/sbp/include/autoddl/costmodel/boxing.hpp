@@ -9,9 +9,9 @@
 #pragma once
 #include <atomic>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "autoddl/costmodel/comm_tally.hpp"
