@@ -54,7 +54,7 @@ class LinearRanker final : public Ranker {
       if (static_cast<Eigen::Index>(target[i].x.size()) != eps_.size())
         throw InputError("ranker", "target[" + std::to_string(i) + "]", "feature count differs from the model's");
     }
-    // The source's standardization stays (its weights mean nothing in another one).
+    restandardize(target);
     const Eigen::VectorXd source = w_;
     descend(pair_differences(target), source, opt_.finetune_l2, opt_.finetune_epochs);
   }
@@ -119,6 +119,28 @@ class LinearRanker final : public Ranker {
   }
 
  private:
+  // Fine-tuning standardizes by the target trials, carrying the source's weights over: a weight
+  // w on (x − μ)/σ is w·σ'/σ on (x − μ')/σ' (the same scores up to a constant), so the source's
+  // order is kept as the starting point and the L2 prior. Kept in the source's standardization, a
+  // feature constant over the source (σ a placeholder 1, w 0) but varying on the target entered
+  // the fixed-step descent at its raw scale (bytes or bandwidths of another cluster, ~1e8): the
+  // descent diverged and the fine-tuned ranker ordered another cluster's strategies worse than a
+  // coin (docs/figures.md, the transfer matrix of 2026-12-07). A feature constant over the target
+  // keeps the source's standardization (it cannot reorder the target's strategies).
+  void restandardize(const std::vector<RankSample>& target) {
+    if (target.size() < 2) return;
+    Eigen::MatrixXd X(static_cast<Eigen::Index>(target.size()), mean_.size());
+    for (size_t i = 0; i < target.size(); ++i) X.row(static_cast<Eigen::Index>(i)) = transform(target[i].x);
+    const Eigen::RowVectorXd mean = X.colwise().mean();
+    const Eigen::RowVectorXd sd = ((X.rowwise() - mean).array().square().colwise().mean()).sqrt();
+    for (Eigen::Index k = 0; k < mean_.size(); ++k) {
+      if (!(sd(k) > 0) || !std::isfinite(sd(k))) continue;
+      w_(k) *= sd(k) / std_(k);
+      mean_(k) = mean(k);
+      std_(k) = sd(k);
+    }
+  }
+
   // D: one row per ordered pair (faster − slower) of the same list, of standardized features.
   Eigen::MatrixXd pair_differences(const std::vector<RankSample>& train) const {
     Eigen::MatrixXd X(static_cast<Eigen::Index>(train.size()), mean_.size());

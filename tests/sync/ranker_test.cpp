@@ -150,6 +150,29 @@ TEST_CASE("fine-tuning the linear ranker moves the source model toward the targe
   CHECK_THROWS_WITH(fresh->fine_tune(constructed(1, 0, 1)), Catch::Contains("fitted or loaded"));
 }
 
+TEST_CASE("fine-tuning the linear ranker on another cluster keeps the order a feature new to it cannot carry", "[sync][ranker]") {
+  // A fifth feature is 0 on every source strategy (as a PS byte count is on an all-reduce-only
+  // cluster) and noise of magnitude 1e8 on the target, whose order is still feature 0's, as on
+  // the source. Fine-tuning must keep that order; in the source's standardization the new
+  // feature's raw scale made the descent diverge (accuracy near a coin's).
+  auto with_fifth = [](std::vector<RankSample> v, double scale, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> noise(0, scale);
+    for (RankSample& s : v) s.x.push_back(scale > 0 ? noise(rng) : 0.0);
+    return v;
+  };
+  const std::vector<RankSample> source = with_fifth(constructed(6, 0, 1), 0, 0),
+                                tune = with_fifth(constructed(2, 200, 3), 1e8, 5),
+                                test = with_fifth(constructed(4, 300, 4), 1e8, 6);
+  auto r = make_linear_ranker();
+  r->fit(source);
+  const double before = rank_metrics(test, r->score(test)).pairwise_accuracy;
+  r->fine_tune(tune);
+  const double after = rank_metrics(test, r->score(test)).pairwise_accuracy;
+  CHECK(before == 1.0);
+  CHECK(after >= 0.95);
+}
+
 #ifdef AUTODDL_SYNC_HAVE_XGBOOST
 TEST_CASE("fine-tuning the XGBoost ranker adds trees on the target trials", "[sync][ranker]") {
   auto r = make_xgb_ranker();
