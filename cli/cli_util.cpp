@@ -17,6 +17,7 @@
 #include "autoddl/costmodel/mesh.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/zoo.hpp"
+#include "autoddl/sync/workload.hpp"
 
 namespace autoddl::cli {
 
@@ -91,6 +92,14 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs) 
     return costmodel::load_graph_file(model);
   }
   return costmodel::build_zoo_model(model, costmodel::parse_knob_list(knobs));
+}
+
+SyncModel load_sync_model(const std::string& model, const std::string& knobs, const costmodel::ClusterSpec& cluster) {
+  if (model.size() > 5 && model.substr(model.size() - 5) == ".json") return {load_model(model, knobs), {}};
+  const sync::SyncWorkload w = sync::sync_workload(model, costmodel::parse_knob_list(knobs), cluster);
+  SyncModel m{costmodel::build_zoo_model(model, w.knobs), w.knobs};
+  if (!w.note.empty()) print_note(w.note);
+  return m;
 }
 
 costmodel::SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,

@@ -3,6 +3,7 @@
 #pragma once
 #include <charconv>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,14 @@ void emit_json(const nlohmann::json& j, const std::string& file);
 
 // A zoo model name with --set knobs, or a path to a graph JSON (then --set must be empty).
 costmodel::Graph load_model(const std::string& model, const std::string& knobs);
+// A sync command's model: a graph file as it is; one of AutoSync's zoo models at its per-replica
+// batch on `cluster` unless --set gives batch (sync/workload.hpp), the choice printed as a note.
+// `knobs` are the ones it was built with (empty for a graph file).
+struct SyncModel {
+  costmodel::Graph graph;
+  std::map<std::string, std::string> knobs;
+};
+SyncModel load_sync_model(const std::string& model, const std::string& knobs, const costmodel::ClusterSpec& cluster);
 // The model --model/--set costed by --scheme over --mesh (text; empty: the scheme's default),
 // padded where costmodel::make_schemed_model pads it; prints its note, if any, on stderr.
 costmodel::SchemedModel load_schemed_model(const std::string& model, const std::string& knobs,

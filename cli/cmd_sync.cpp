@@ -42,7 +42,11 @@ struct Loaded {
 };
 
 Loaded load(const SyncOptions& opt) {
-  Loaded l{load_model(opt.model, opt.knobs), costmodel::resolve_cluster(opt.cluster, opt.nodes), {}};
+  costmodel::ClusterSpec c = costmodel::resolve_cluster(opt.cluster, opt.nodes);
+#ifdef AUTODDL_SYNC_HAVE_SIM
+  if (opt.sim) sync::check_sync_sim_cluster(c);  // before the model is built or any strategy priced
+#endif
+  Loaded l{load_sync_model(opt.model, opt.knobs, c).graph, std::move(c), {}};
   l.vars = sync::extract_variables(l.graph);
   return l;
 }
@@ -105,10 +109,7 @@ int run_build(const SyncOptions& opt) {
 int run_evaluate(const SyncOptions& opt) {
   if (opt.strategy.empty() == opt.builder.empty())
     throw InputError("--strategy", "", "give exactly one of --strategy FILE and --builder NAME|all");
-  Loaded l = load(opt);
-#ifdef AUTODDL_SYNC_HAVE_SIM
-  if (opt.sim) sync::check_sync_sim_cluster(l.cluster);  // before any strategy is built or priced
-#endif
+  Loaded l = load(opt);  // checks first that --sim can simulate the cluster
   std::vector<sync::Strategy> strategies;
   if (!opt.strategy.empty()) {
     strategies.push_back(sync::load_strategy_file(opt.strategy, l.vars, l.cluster));

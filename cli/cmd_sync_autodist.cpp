@@ -37,8 +37,8 @@ int run_export(const AutodistOptions& o) {
   const sync::AutodistFormat format = sync::parse_autodist_format(o.format, "--format");
   if (format == sync::AutodistFormat::binary && o.out.empty())
     throw InputError("--format", "", "binary goes to a file: give --out FILE");
-  const costmodel::Graph g = load_model(o.model, o.knobs);
   const costmodel::ClusterSpec c = costmodel::resolve_cluster(o.cluster, o.nodes);
+  const costmodel::Graph g = load_sync_model(o.model, o.knobs, c).graph;
   const std::vector<sync::Variable> vars = sync::extract_variables(g);
   sync::Strategy s;
   if (!o.strategy.empty()) {
@@ -79,10 +79,12 @@ int run_export(const AutodistOptions& o) {
 int run_import(const AutodistOptions& o) {
   if (o.autodist_dir.empty()) throw InputError("--autodist", "", "is required (the AutoDist record directory)");
   if (o.out.empty()) throw InputError("--out", "", "is required");
-  const costmodel::Graph g = load_model(o.model, o.knobs);
   const costmodel::ClusterSpec c = costmodel::resolve_cluster(o.cluster);
+  const SyncModel m = load_sync_model(o.model, o.knobs, c);
+  const costmodel::Graph& g = m.graph;
   sync::AutodistImport im;
   im.pair = {o.model, costmodel::parse_knob_list(o.knobs), o.cluster};
+  im.knobs = m.knobs;
   im.resource_spec = o.resource_spec;
   im.note = print_note;
   const int64_t n = sync::import_autodist_dataset(o.autodist_dir, g, c, im, o.out);

@@ -18,6 +18,7 @@
 #include "autoddl/sync/strategy_json.hpp"
 #ifdef AUTODDL_SYNC_HAVE_SIM
 #include "autoddl/sync/lowshot.hpp"
+#include "autoddl/sync/simulated.hpp"
 #endif
 #include "cli_util.hpp"
 #include "cmd_sync_learn.hpp"
@@ -35,8 +36,10 @@ struct SearchOptions {
 
 int run_search(const SearchOptions& opt) {
 #ifdef AUTODDL_SYNC_HAVE_SIM
-  costmodel::Graph g = load_model(opt.model, opt.knobs);
   costmodel::ClusterSpec c = costmodel::resolve_cluster(opt.cluster, opt.nodes);
+  sync::check_sync_sim_cluster(c);  // before the model is built (low_shot_search checks it too)
+  const SyncModel model = load_sync_model(opt.model, opt.knobs, c);
+  const costmodel::Graph& g = model.graph;
   std::vector<sync::Variable> vars = sync::extract_variables(g);
   const sync::LowShotOptions& o = opt.lowshot;
   const auto start = std::chrono::steady_clock::now();
@@ -95,7 +98,7 @@ int run_search(const SearchOptions& opt) {
   sync::Strategy best_strategy = r.best;
   best_strategy.id = best.name;
   nlohmann::json report = {
-      {"model", g.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"trials", o.trials}, {"seed", o.seed},
+      {"model", g.name}, {"knobs", model.knobs}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"trials", o.trials}, {"seed", o.seed},
       {"arm", o.arm}, {"ranker", o.ranker}, {"pretrained", o.pretrained}, {"transfer", o.transfer}, {"per_round", o.per_round}, {"explore", o.explore},
       {"repeats", o.repeats}, {"neighbours", o.mutate}, {"rounds", r.rounds}, {"simulated_runs", r.runs.size()},
       {"best", {{"name", best.name}, {"mean_s", r.best_s}, {"builder", best.builder}, {"lossy", best.compressed},

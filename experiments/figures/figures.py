@@ -22,6 +22,7 @@ import datetime
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -101,7 +102,8 @@ FIGURES = {
 # the sync module, the in-process cells; the same files the cells' model version hashes) and the
 # shared plot code. The CLI, the sweep runner and the build files only carry them.
 SHARED_PLOT_CODE = [f"{FIG}/sweeplib.py"]
-DATASET_COMMAND = ["sync", "dataset", "--out", f"{SWEEPS}/autosync_data", "--pairs", "*@autosync-a,*@autosync-b",
+DATASET_DIR = f"{SWEEPS}/autosync_data"
+DATASET_COMMAND = ["sync", "dataset", "--out", DATASET_DIR, "--pairs", "*@autosync-a,*@autosync-b",
                    "--per-pair", "250"]
 
 
@@ -150,14 +152,35 @@ def run(argv, **kw):
     subprocess.run(argv, cwd=ROOT, check=True, **kw)
 
 
+def fresh_dataset(current):
+    """Removes the dataset folder unless its records were made by the current model version:
+    `sync dataset` resumes by record key alone, so it would keep every record of an older
+    model (another workload, another evaluator) and write none. The folder's `model_version`
+    file says which version wrote it (none: written before the file existed, so removed)."""
+    folder = os.path.join(ROOT, DATASET_DIR)
+    if not os.path.isdir(folder):
+        return
+    try:
+        with open(os.path.join(folder, "model_version")) as fh:
+            if fh.read().strip() == current:
+                return
+    except FileNotFoundError:
+        pass
+    print(f"figures: {DATASET_DIR} was made by another model version: written again", flush=True)
+    shutil.rmtree(folder)
+
+
 def make(name, autoddl, jobs, dataset_done, reuse=False):
     f = FIGURES[name]
     t0 = time.time()
     current = model_version(ROOT)
     commands = []
     if f.get("dataset") and not dataset_done:
+        fresh_dataset(current)
         argv = [autoddl] + DATASET_COMMAND + ["--jobs", str(jobs)]
         run(argv)
+        with open(os.path.join(ROOT, DATASET_DIR, "model_version"), "w") as fh:
+            fh.write(current + "\n")
         commands.append(" ".join(argv[1:]))
     cells, versions = {}, {}
     for s in f["sweeps"]:

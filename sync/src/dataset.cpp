@@ -37,7 +37,7 @@ nlohmann::json dataset_schema() {
           {"record", {{"key", "\"<pair key>#<index>\", unique; the resume key"},
                       {"pair", "model[knobs]@cluster"},
                       {"model", "zoo model"},
-                      {"knobs", "zoo knobs (object)"},
+                      {"knobs", "the zoo knobs the model was built with: the pair's, and AutoSync's per-replica batch x GPUs unless the pair sets batch (object)"},
                       {"cluster", "cluster preset"},
                       {"index", "0..8: the builders in `autoddl sync build` order; later: sampled"},
                       {"builder", "builder name, or \"sampled\""},
@@ -73,6 +73,7 @@ nlohmann::json dataset_schema() {
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/stable_hash.hpp"
 #include "autoddl/sync/training.hpp"
+#include "autoddl/sync/workload.hpp"
 
 namespace autoddl::sync {
 
@@ -81,6 +82,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct PairData {
+  std::map<std::string, std::string> knobs;  // the pair's knobs with AutoSync's workload (workload.hpp)
   costmodel::Graph graph;
   costmodel::ClusterSpec cluster;
   std::vector<Variable> vars;
@@ -107,7 +109,7 @@ nlohmann::json make_record(const DatasetPair& pair, const PairData& d, int index
   return {{"key", pair.key() + "#" + std::to_string(index)},
           {"pair", pair.key()},
           {"model", pair.model},
-          {"knobs", pair.knobs},
+          {"knobs", d.knobs},
           {"cluster", pair.cluster},
           {"index", index},
           {"builder", s.builder.empty() ? "sampled" : s.builder},
@@ -163,7 +165,10 @@ int64_t write_dataset(const std::string& dir, const std::vector<DatasetPair>& pa
 
   std::vector<PairData> data;
   for (const DatasetPair& p : pairs) {
-    PairData d{costmodel::build_zoo_model(p.model, p.knobs), costmodel::resolve_cluster(p.cluster), {}};
+    costmodel::ClusterSpec c = costmodel::resolve_cluster(p.cluster);
+    std::map<std::string, std::string> knobs = sync_workload(p.model, p.knobs, c).knobs;
+    costmodel::Graph g = costmodel::build_zoo_model(p.model, knobs);
+    PairData d{std::move(knobs), std::move(g), std::move(c), {}};
     d.vars = extract_variables(d.graph);
     data.push_back(std::move(d));
   }

@@ -11,6 +11,7 @@
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/training.hpp"
+#include "autoddl/sync/workload.hpp"
 
 namespace autoddl::sync {
 
@@ -48,8 +49,10 @@ int64_t refeature_dataset(const std::string& dir, const std::function<void(const
     }
     auto it = models.find(pair);
     if (it == models.end()) {
-      PairModel m{costmodel::build_zoo_model(j["model"].get<std::string>(), knobs),
-                  costmodel::resolve_cluster(j["cluster"].get<std::string>()), {}};
+      // A record before AutoSync's workloads (no batch among its knobs) is priced at them too.
+      costmodel::ClusterSpec c = costmodel::resolve_cluster(j["cluster"].get<std::string>());
+      const std::string model = j["model"].get<std::string>();
+      PairModel m{costmodel::build_zoo_model(model, sync_workload(model, knobs, c).knobs), std::move(c), {}};
       m.vars = extract_variables(m.graph);
       it = models.emplace(pair, std::move(m)).first;
     }

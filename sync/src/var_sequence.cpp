@@ -16,6 +16,7 @@
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/training.hpp"
+#include "autoddl/sync/workload.hpp"
 
 namespace autoddl::sync {
 
@@ -153,8 +154,10 @@ int64_t export_sequences(const std::vector<std::string>& dirs, const std::string
             knobs[k] = v.get<std::string>();
           }
         }
-        costmodel::Graph g = costmodel::build_zoo_model(j["model"].get<std::string>(), knobs);
-        PairModel m{costmodel::resolve_cluster(j["cluster"].get<std::string>()), extract_variables(g)};
+        costmodel::ClusterSpec c = costmodel::resolve_cluster(j["cluster"].get<std::string>());
+        const std::string model = j["model"].get<std::string>();
+        costmodel::Graph g = costmodel::build_zoo_model(model, sync_workload(model, knobs, c).knobs);
+        PairModel m{std::move(c), extract_variables(g)};
         it = models.emplace(id.pair, std::move(m)).first;
       }
       const PairModel& m = it->second;

@@ -10,6 +10,7 @@
 #include "autoddl/sync/dataset.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/strategy_json.hpp"
+#include "autoddl/sync/workload.hpp"
 
 using namespace autoddl;
 using namespace autoddl::sync;
@@ -19,8 +20,9 @@ TEST_CASE("refeature_dataset recomputes stale features from the strategy and kee
   const fs::path dir = fs::temp_directory_path() / "autoddl_test_refeature";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  costmodel::Graph g = costmodel::build_zoo_model("ncf", {});
   costmodel::ClusterSpec c = costmodel::resolve_cluster("autosync-a");
+  // The record names no batch (written before AutoSync's workloads): it is priced at them.
+  costmodel::Graph g = costmodel::build_zoo_model("ncf", sync_workload("ncf", {}, c).knobs);
   std::vector<Variable> vars = extract_variables(g);
   Strategy s = find_builder("parallax").build(vars, c);
   nlohmann::json rec = {{"key", "ncf@autosync-a#6"}, {"pair", "ncf@autosync-a"}, {"model", "ncf"},

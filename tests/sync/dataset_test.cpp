@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "autoddl/costmodel/error.hpp"
@@ -157,5 +158,24 @@ TEST_CASE("records per pair are at most 100000, refused before anything is built
   o.per_pair = 1000000000;
   CHECK_THROWS_WITH(write_dataset(dir, kPairs, o), "--per-pair: must be an integer from 1 to 100000");
   CHECK_FALSE(fs::exists(dir));
+}
+TEST_CASE("dataset records are made at AutoSync's per-replica batch and say so, under the same pair key",
+          "[sync][dataset][workload]") {
+  fs::path dir = fs::temp_directory_path() / "autoddl_sync_dataset_workload_test";
+  fs::remove_all(dir);
+  CHECK(write_dataset(dir.string(), {{"ncf", {}, "autosync-a"}, {"ncf", {{"batch", "64"}}, "autosync-a"}}, options(1, 1)) == 2);
+  std::map<std::string, nlohmann::json> by_pair;
+  for (const std::string& l : sorted_lines((dir / "records.jsonl").string())) {
+    nlohmann::json j = nlohmann::json::parse(l);
+    by_pair[j["pair"].get<std::string>()] = j;
+  }
+  REQUIRE(by_pair.count("ncf@autosync-a"));
+  REQUIRE(by_pair.count("ncf[batch=64]@autosync-a"));
+  CHECK(by_pair["ncf@autosync-a"]["knobs"]["batch"] == "2816");  // 256 per replica x 11 GPUs
+  CHECK(by_pair["ncf[batch=64]@autosync-a"]["knobs"]["batch"] == "64");
+  // The larger batch computes longer between the same gradient exchanges.
+  CHECK(by_pair["ncf@autosync-a"]["analytical_iteration_s"].get<double>() >
+        by_pair["ncf[batch=64]@autosync-a"]["analytical_iteration_s"].get<double>());
+  fs::remove_all(dir);
 }
 #endif

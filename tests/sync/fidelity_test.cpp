@@ -15,6 +15,7 @@
 #include "autoddl/sync/lowshot.hpp"
 #include "autoddl/sync/simulated.hpp"
 #include "autoddl/sync/stable_hash.hpp"
+#include "autoddl/sync/workload.hpp"
 #include "tiny.hpp"
 
 using namespace autoddl::sync;
@@ -37,8 +38,8 @@ TEST_CASE("evaluate and the dataset simulate a strategy alike for the same seed"
   DatasetOptions o;
   o.per_pair = 5;  // the first five builders, all_reduce's collective among them
   REQUIRE(write_dataset(dir.string(), {{"ncf", {}, "autosync-b"}}, o) == 5);
-  Graph g = build_zoo_model("ncf", {});
   ClusterSpec c = resolve_cluster("autosync-b");
+  Graph g = build_zoo_model("ncf", sync_workload("ncf", {}, c).knobs);  // the dataset's workload
   std::vector<Variable> vars = extract_variables(g);
   std::ifstream in(dir / "records.jsonl");
   int checked = 0;

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,10 @@ struct AutodistRuntime {
 AutodistRuntime parse_runtime(const std::string& yaml, const std::string& source);
 
 struct AutodistImport {
-  DatasetPair pair;             // model, knobs, cluster as the records name them
+  DatasetPair pair;             // model, knobs, cluster as the records name them (the key)
+  // The knobs `g` was built with (workload.hpp adds AutoSync's batch), stored in each record so
+  // that re-featuring rebuilds the same graph; empty: pair.knobs.
+  std::map<std::string, std::string> knobs;
   std::string resource_spec;    // used for runs without DIR/resource_spec/<ID> ("" = none)
   std::function<void(const std::string&)> note;
 };
