@@ -78,7 +78,8 @@ FIGURES = {
     "autosync": dict(
         sweeps=["autosync"], kind=SYNC_SIMULATED,
         plot=[f"{FIG}/autosync.py", "{sweeps}/autosync", "--out", "{out}"], stdout="autosync.txt",
-        outputs=["autosync_speedup.png", "autosync_speedup.svg", "autosync_trials.png", "autosync_trials.svg"]),
+        outputs=["autosync_speedup.png", "autosync_speedup.svg", "autosync_trials.png", "autosync_trials.svg",
+                 "autosync.md"]),
     "autosync_ranker_accuracy": dict(
         sweeps=["autosync_ranker"], dataset=True, kind=SYNC_SIMULATED,
         plot=[f"{FIG}/sync_ranker_accuracy.py", "{sweeps}/autosync_ranker", "--out", "{out}"],
