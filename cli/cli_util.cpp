@@ -86,8 +86,13 @@ void emit_json(const nlohmann::json& j, const std::string& file) {
   else write_json_atomic(file, j);
 }
 
+namespace {
+// --model names a graph file rather than a zoo model.
+bool is_graph_file(const std::string& model) { return model.size() > 5 && model.substr(model.size() - 5) == ".json"; }
+}  // namespace
+
 costmodel::Graph load_model(const std::string& model, const std::string& knobs) {
-  if (model.size() > 5 && model.substr(model.size() - 5) == ".json") {
+  if (is_graph_file(model)) {
     if (!knobs.empty()) throw InputError("--set", "", "knobs apply to zoo models, not to a graph file");
     return costmodel::load_graph_file(model);
   }
@@ -95,7 +100,7 @@ costmodel::Graph load_model(const std::string& model, const std::string& knobs) 
 }
 
 SyncModel load_sync_model(const std::string& model, const std::string& knobs, const costmodel::ClusterSpec& cluster) {
-  if (model.size() > 5 && model.substr(model.size() - 5) == ".json") return {load_model(model, knobs), {}};
+  if (is_graph_file(model)) return {load_model(model, knobs), {}};
   const sync::SyncWorkload w = sync::sync_workload(model, costmodel::parse_knob_list(knobs), cluster);
   SyncModel m{costmodel::build_zoo_model(model, w.knobs), w.knobs};
   if (!w.note.empty()) print_note(w.note);

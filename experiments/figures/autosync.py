@@ -39,8 +39,20 @@ def label(inputs):
 PAPER_CLAIM = {m: "1.2–1.6x (one range over VGG16, BERT, NCF)" for m in ("vgg16", "bert", "ncf")}
 
 
+def compression_off(rep, with_builder=False):
+    """The compression-off comparison of a sync_search report, as the tables print it."""
+    off = rep.get("compression_off")
+    if not off:
+        return "none uncompressed"
+    return f"{off['speedup_over_best_builder']:.2f}x" + (f" ({off['best_builder']['builder']})" if with_builder else "")
+
+
+def paper_claim(name):
+    return PAPER_CLAIM.get(name.split(" ")[0], "—")
+
+
 def markdown_table(cells):
-    """The README's AutoSync table: both comparisons per (model, cluster), the paper beside them."""
+    """Per (model, cluster): the workload, both comparisons, the paper beside them."""
     lines = ["| model | cluster | GPUs | global batch | best found | same options: vs best builder | "
              "compression off: vs best builder | AutoSync paper |", "|---|---|---|---|---|---|---|---|"]
     for cl in sorted(cells):
@@ -50,14 +62,10 @@ def markdown_table(cells):
             batch = knobs.get("batch", "?")
             per = f" ({int(batch) // gpus} per GPU)" if gpus and batch.isdigit() and int(batch) % gpus == 0 else ""
             seq = f", seq {knobs['seq']}" if "seq" in knobs else ""
-            off = rep.get("compression_off") or {}
-            off_text = (f"{off['speedup_over_best_builder']:.2f}x ({off['best_builder']['builder']})" if off
-                        else "none uncompressed")
             lossy = " fp16, lossy" if rep["best"].get("lossy") else ""
-            model = name.split(" ")[0]
             lines.append(f"| {name} | {cl} | {gpus} | {batch}{per}{seq} | {rep['best']['mean_s'] * 1e3:.2f} ms{lossy} | "
-                         f"{rep['speedup_over_best_builder']:.2f}x ({rep['best_builder']['builder']}) | {off_text} | "
-                         f"{PAPER_CLAIM.get(model, '—')} |")
+                         f"{rep['speedup_over_best_builder']:.2f}x ({rep['best_builder']['builder']}) | "
+                         f"{compression_off(rep, True)} | {paper_claim(name)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -65,20 +73,13 @@ def compact_table(cells):
     """README's form of the same numbers: a row per model, both comparisons per cluster."""
     clusters = sorted(cells)
     by = {(cl, name): rep for cl in clusters for name, rep in cells[cl]}
-    head = "| model | " + " | ".join(f"{cl} ({next(r for (c, _), r in by.items() if c == cl).get('gpus')} GPUs): "
-                                    "same options / compression off" for cl in clusters) + " | AutoSync paper |"
-    lines = [head, "|---|" + "---|" * len(clusters) + "---|"]
+    gpus = {cl: cells[cl][0][1].get("gpus") for cl in clusters}
+    lines = ["| model | " + " | ".join(f"{cl} ({gpus[cl]} GPUs): same options / compression off" for cl in clusters) +
+             " | AutoSync paper |", "|---|" + "---|" * len(clusters) + "---|"]
     for name in sorted({n for (_, n) in by}):
-        cols = []
-        for cl in clusters:
-            rep = by.get((cl, name))
-            if rep is None:
-                cols.append("not run")
-                continue
-            off = rep.get("compression_off") or {}
-            cols.append(f"{rep['speedup_over_best_builder']:.2f}x / " +
-                        (f"{off['speedup_over_best_builder']:.2f}x" if off else "none uncompressed"))
-        lines.append(f"| {name} | " + " | ".join(cols) + f" | {PAPER_CLAIM.get(name.split(' ')[0], '—')} |")
+        cols = [f"{by[cl, name]['speedup_over_best_builder']:.2f}x / {compression_off(by[cl, name])}"
+                if (cl, name) in by else "not run" for cl in clusters]
+        lines.append(f"| {name} | " + " | ".join(cols) + f" | {paper_claim(name)} |")
     return "\n".join(lines) + "\n"
 
 
