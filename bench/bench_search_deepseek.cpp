@@ -1,6 +1,6 @@
 // Issue 29's search case: DeepSeek-V3 (671 B, 61 layers, 256 routed experts) on 1,024 H100
 // (dgx-h100, 128 nodes). The default search as `autoddl search --model deepseek-v3 --cluster
-// dgx-h100 --nodes 128` runs it (cd, cd-nbh, cd-expert, baselines) with --jobs 1 and 2 (the
+// dgx-h100 --nodes 128` runs it (cd, cd-nbh, cd-mesh, cd-expert, baselines) with --jobs 1 and 2 (the
 // argument), on the preset's global batch (8) and on NVIDIA's recipe's (8192); and the Megatron
 // grid alone (the `megatron` baseline), which now walks the uneven pipeline splits of 61 layers
 // (pp=8 with "Et|(tt|)*30L"). Issue 29 asks for the default search under 60 s on the 2-core

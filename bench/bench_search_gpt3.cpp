@@ -4,7 +4,7 @@
 // those tables; the wholes, as `autoddl search` runs them: `cd` on [16, 8] (configuration
 // probes, descent from every seed, each end point judged by evaluate()), `cd-expert` with the
 // `megatron` baseline (one walk of the Megatron-LM grid, descent from its best points), and the
-// default search (cd, cd-nbh, cd-expert, baselines), each with --jobs 1 and 2 (the argument).
+// default search (cd, cd-nbh, cd-mesh, cd-expert, baselines), each with --jobs 1 and 2 (the argument).
 // Counters: the iteration seconds found, and the best grid point's.
 #include <benchmark/benchmark.h>
 

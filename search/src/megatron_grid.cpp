@@ -1,6 +1,7 @@
 // The Megatron-LM grid walk (see megatron_grid.hpp); on a Mixture-of-Experts model each point
 // also tries the expert-parallel cuts (ep, etp) Megatron-Core accepts.
 #include "megatron_grid.hpp"
+#include "parallel.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -136,7 +137,7 @@ void keep_best(std::vector<GridPoint>& list, const Scheme& s, const CostReport& 
 
 }  // namespace
 
-MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep) {
+MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep, int jobs) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const int devices = c.total_gpus();
@@ -144,65 +145,104 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   const int64_t experts = routed_experts(g);
   MegatronGrid grid;
   std::vector<GridPoint> plain_best, cp_best;
-  auto offer = [&](Scheme&& s, const CostReport& r, const std::string& ep, bool context_parallel) {
-    keep_best(context_parallel ? cp_best : plain_best, s, r, context_parallel ? 1 : keep);
-    if (experts > 0) {
-      const std::string key = ep.empty() ? ep : ep.substr(1);  // without the leading ','
-      auto it = grid.best_by_experts.find(key);
-      if (it == grid.best_by_experts.end()) grid.best_by_experts.emplace(key, GridPoint{s, r});
-      else if (grid_better(r, it->second.report)) it->second = GridPoint{s, r};
-    }
-    const auto key = std::make_pair(s.mesh_shape, s.pipeline_dim);
+  // A point is offered as its spec and report; its scheme is made again only where a list keeps
+  // it (a scheme per op of every one of thousands of points would not fit in memory).
+  auto offer = [&](const std::string& spec, const CostReport& r, const std::string& ep, bool context_parallel,
+                   const std::pair<std::vector<int>, int>& key) {
+    std::vector<GridPoint>& list = context_parallel ? cp_best : plain_best;
+    const int list_keep = context_parallel ? 1 : keep;
+    auto enters = [&](const std::vector<GridPoint>& l, int k) {
+      return static_cast<int>(l.size()) < k ||
+             std::any_of(l.begin(), l.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
+    };
+    const std::string key_ep = ep.empty() ? ep : ep.substr(1);  // without the leading ','
+    auto by_ep = grid.best_by_experts.find(key_ep);
+    const bool ep_needed = experts > 0 && (by_ep == grid.best_by_experts.end() || grid_better(r, by_ep->second.report));
+    const bool list_needed = enters(list, list_keep), best_needed = enters(grid.best, keep);
     auto mine = grid.best_by_mesh.find(key);
-    if (mine == grid.best_by_mesh.end()) grid.best_by_mesh.emplace(key, GridPoint{s, r});
-    else if (grid_better(r, mine->second.report)) mine->second = GridPoint{s, r};
-    keep_best(grid.best, s, r, keep);
+    const bool mesh_needed = mine == grid.best_by_mesh.end() || grid_better(r, mine->second.report);
+    if (!(list_needed || best_needed || ep_needed || mesh_needed)) return;
+    const Scheme s = make_scheme(spec, g, c, {});
+    if (list_needed) keep_best(list, s, r, list_keep);
+    if (ep_needed) {
+      if (by_ep == grid.best_by_experts.end()) grid.best_by_experts.emplace(key_ep, GridPoint{s, r});
+      else by_ep->second = GridPoint{s, r};
+    }
+    if (mesh_needed) {
+      if (mine == grid.best_by_mesh.end()) grid.best_by_mesh.emplace(key, GridPoint{s, r});
+      else mine->second = GridPoint{s, r};
+    }
+    if (best_needed) keep_best(grid.best, s, r, keep);
   };
-  for (int tp = 1; tp <= devices && !grid.truncated; ++tp) {
+  // One task per (tp, pp, cp): its points are priced on --jobs threads (evaluate() of every point
+  // is most of a search's first seconds), kept per task and offered in the walk's order, so the
+  // grid does not depend on the number of threads (only the time limit can cut it short).
+  struct Task {
+    int tp, pp, cp;
+    PipelineSplit split;
+  };
+  struct Priced {
+    std::string spec;
+    CostReport report;
+    std::string ep;
+    std::pair<std::vector<int>, int> mesh;  // the scheme's mesh and pipeline dim
+  };
+  std::vector<Task> tasks;
+  for (int tp = 1; tp <= devices; ++tp) {
     if (devices % tp) continue;
-    for (int pp = 1; pp <= devices / tp && !grid.truncated; ++pp) {
+    for (int pp = 1; pp <= devices / tp; ++pp) {
       if ((devices / tp) % pp) continue;
       const PipelineSplit split = pipeline_split(g, blocks, pp);
       if (!split.exists) continue;
-      for (int cp : context_parallel_sizes(g, experts, devices / tp / pp)) {
-        const int dp = devices / tp / pp / cp;
-        if (g.batch % dp) continue;
-        const int64_t per_replica = g.batch / dp;
-        const std::string cp_opt = cp > 1 ? ",cp=" + std::to_string(cp) : "";
-        for (int64_t mb = 1; mb <= per_replica && !grid.truncated; mb *= 2) {
-          if (per_replica % mb) continue;
-          for (const std::string& ep : expert_variants(experts, tp, dp)) {
-            for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-              bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
-              for (const std::string& options : option_variants(split, dp, sp)) {
-                if (!exists || grid.truncated) break;
-                for (const char* rc : {"none", "selective", "full"}) {
-                  if (elapsed() > time_limit_s) {
-                    grid.truncated = true;
-                    break;
-                  }
-                  const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-                                           ",dp=" + std::to_string(dp) + cp_opt + ",mb=" + std::to_string(mb) + ep +
-                                           ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
-                  Scheme s;
-                  try {
-                    s = make_scheme(spec, g, c, {});
-                  } catch (const InputError&) {
-                    exists = !options.empty();  // the plain layout failing rules out its variants too
-                    break;
-                  }
-                  ++grid.points;
-                  const CostReport r = evaluate(g, c, s);
-                  grid.feasible += r.feasible;
-                  offer(std::move(s), r, ep, cp > 1);
-                  if (r.feasible) break;  // fits: more recompute only costs time
-                }
+      for (int cp : context_parallel_sizes(g, experts, devices / tp / pp)) tasks.push_back({tp, pp, cp, split});
+    }
+  }
+  std::vector<std::vector<Priced>> priced(tasks.size());
+  std::vector<char> cut(tasks.size(), 0);
+  parallel_for(static_cast<int>(tasks.size()), jobs, [&](int k) {
+    const auto& [tp, pp, cp, split] = tasks[k];
+    const int dp = devices / tp / pp / cp;
+    if (g.batch % dp) return;
+    const int64_t per_replica = g.batch / dp;
+    const std::string cp_opt = cp > 1 ? ",cp=" + std::to_string(cp) : "";
+    for (int64_t mb = 1; mb <= per_replica; mb *= 2) {
+      if (per_replica % mb) continue;
+      for (const std::string& ep : expert_variants(experts, tp, dp)) {
+        for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+          bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
+          for (const std::string& options : option_variants(split, dp, sp)) {
+            if (!exists) break;
+            for (const char* rc : {"none", "selective", "full"}) {
+              if (elapsed() > time_limit_s) {
+                cut[k] = 1;
+                return;
               }
+              const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+                                       ",dp=" + std::to_string(dp) + cp_opt + ",mb=" + std::to_string(mb) + ep +
+                                       ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
+              Scheme s;
+              try {
+                s = make_scheme(spec, g, c, {});
+              } catch (const InputError&) {
+                exists = !options.empty();  // the plain layout failing rules out its variants too
+                break;
+              }
+              const CostReport r = evaluate(g, c, s);
+              priced[k].push_back({spec, r, ep, {s.mesh_shape, s.pipeline_dim}});
+              if (r.feasible) break;  // fits: more recompute only costs time
             }
           }
         }
       }
     }
+  });
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    for (Priced& p : priced[k]) {
+      ++grid.points;
+      grid.feasible += p.report.feasible;
+      offer(p.spec, p.report, p.ep, tasks[k].cp > 1, p.mesh);
+    }
+    grid.truncated |= cut[k] != 0;
   }
   grid.starts = std::move(plain_best);
   grid.starts.insert(grid.starts.end(), cp_best.begin(), cp_best.end());

@@ -47,7 +47,9 @@ struct MegatronGrid {
 
 constexpr int kGridKeep = 3;  // points a SearchContext keeps (cd-expert's starts)
 
-MegatronGrid megatron_grid(const costmodel::Graph& g, const costmodel::ClusterSpec& c, double time_limit_s, int keep);
+// jobs: threads pricing the points (the grid is the same for any number).
+MegatronGrid megatron_grid(const costmodel::Graph& g, const costmodel::ClusterSpec& c, double time_limit_s, int keep,
+                          int jobs = 1);
 
 // a ranks before b: feasible first, then faster (or, both infeasible, less memory).
 bool grid_better(const costmodel::CostReport& a, const costmodel::CostReport& b);

@@ -48,8 +48,11 @@ std::vector<MeshCandidate> mesh_candidates(const costmodel::Graph& g, const cost
   // pp need not divide the layers: the stage partition (partition_stages, a min-max DP over
   // layers) splits them unevenly, as Megatron-Core's pipeline layouts do (the grid's
   // balanced_pipeline_layout), so every pp the grid can run is a mesh here too.
+  // A pipeline needs a micro-batch count that is a multiple of its stages and divides the batch
+  // (SearchContext::configure's ladder), so pp must divide the batch: DeepSeek-V3's preset batch
+  // of 8 has no pp=16 mesh.
   for (int pp = 2; pp < devices && pp <= layers; ++pp) {  // at least one SBP dim beside
-    if (devices % pp) continue;
+    if (devices % pp || g.batch % pp) continue;
     std::vector<std::vector<int>> subs;
     factorizations(devices / pp, costmodel::kMaxMeshDims - 1, cur, subs);
     for (const auto& sub : subs) {

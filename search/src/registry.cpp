@@ -48,7 +48,7 @@ const std::vector<Searcher>& searchers() {
   return table;
 }
 
-std::vector<std::string> default_methods() { return {"cd", "cd-nbh", "cd-expert", "baselines"}; }
+std::vector<std::string> default_methods() { return {"cd", "cd-nbh", "cd-expert", "cd-mesh", "baselines"}; }
 
 const Searcher* find_searcher(std::string_view name) {
   for (const Searcher& s : searchers()) {

@@ -6,6 +6,7 @@
 // With a pipeline dim, each configuration partitions layers into stages first (pipeline.hpp).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <mutex>
 
@@ -42,7 +43,7 @@ const MegatronGrid& SearchContext::expert_grid() {
   if (!grid_) {
     progress("walking the Megatron-LM grid");
     const auto t0 = std::chrono::steady_clock::now();
-    grid_ = std::make_unique<MegatronGrid>(megatron_grid(*g_, *c_, opt_.time_limit_s, kGridKeep));
+    grid_ = std::make_unique<MegatronGrid>(megatron_grid(*g_, *c_, opt_.time_limit_s, kGridKeep, opt_.jobs));
     grid_->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   return *grid_;
@@ -185,6 +186,32 @@ void SearchContext::configure() {
     return o;
   };
   const bool auto_sync = opt_.sync_weight < 0;
+  // The stage partition's reference (single-stage tables and their quick descent) does not
+  // depend on the chunks per stage: the last one is kept for the next attempt at the same
+  // micro-batches, recompute, optimizer sharding and sync weight (the ladder tries 1F1B and the
+  // interleaved schedule one after the other).
+  struct Reference {
+    TableOptions key;
+    std::shared_ptr<const CostTables> tables;
+    std::vector<int> choice;
+  };
+  std::mutex reference_mutex;
+  Reference last_reference;
+  auto same_reference = [](const TableOptions& a, const TableOptions& b) {
+    return a.micro_batches == b.micro_batches && a.recompute == b.recompute &&
+           a.shard_optimizer == b.shard_optimizer && a.sync_weight == b.sync_weight;
+  };
+  auto reference_for = [&](const TableOptions& o) {
+    {
+      std::lock_guard<std::mutex> lock(reference_mutex);
+      if (last_reference.tables && same_reference(last_reference.key, o)) return last_reference;
+    }
+    Reference r{o, std::make_shared<const CostTables>(*g_, *c_, single_stage(o)), {}};
+    r.choice = quick_descent(*r.tables, make_seeds(*r.tables, 0, opt_.seed));
+    std::lock_guard<std::mutex> lock(reference_mutex);
+    last_reference = r;
+    return r;
+  };
   auto attempt = [&](const Cfg& cfg, double sync_weight) {
     const auto ta = std::chrono::steady_clock::now();
     Attempt a;
@@ -195,9 +222,9 @@ void SearchContext::configure() {
     TableOptions o = options(cfg, sync_weight);
     std::vector<int> reference;
     if (stages > 1) {
-      CostTables ref(*g_, *c_, single_stage(o));
-      reference = quick_descent(ref, make_seeds(ref, 0, opt_.seed));
-      const StagePlan plan = partition_stages(ref, reference, stages, cfg.v);
+      const Reference ref = reference_for(o);
+      reference = ref.choice;
+      const StagePlan plan = partition_stages(*ref.tables, reference, stages, cfg.v);
       o.op_stage = plan.op_stage;
       if (cfg.v > 1) o.op_chunk = plan.op_chunk;
       a.info["stage_time_s"] = plan.stage_time_s;
@@ -239,24 +266,25 @@ void SearchContext::configure() {
   int chosen = -1;
   const int big = std::numeric_limits<int>::max();
   int fitted_at[2][3] = {{big, big, big}, {big, big, big}};  // per schedule and mode: the smallest count that fitted
-  int next_m[3] = {0, 0, 0};           // per mode: skip counts below this (memory bound)
-  // With a pipeline, a configuration whose bound (the mesh's stage compute times its bubble
-  // factor 1 + (S - 1)/(v·m)) cannot beat the iteration to beat (cd-mesh's best so far) is
-  // skipped before any table is built.
+  int next_m[2][3] = {{0, 0, 0}, {0, 0, 0}};  // per schedule and mode: skip counts below this (memory bound)
+  // A configuration whose bound (the mesh's stage compute with its recompute mode, times its
+  // bubble factor 1 + (S - 1)/(v·m) with a pipeline) cannot beat the iteration to beat (cd-mesh's
+  // best so far) is skipped before any table is built.
   int pruned_by_bound = 0;
   for (int m : ms) {
-    for (int v : vs) {
-      if (stages > 1 && opt_.stage_compute_bound_s > 0 &&
-          opt_.stage_compute_bound_s * pipeline_bubble_factor(stages, v, m) >= opt_.beat_iteration_s) {
-        ++pruned_by_bound;
-        continue;
-      }
-      if (v > 1 && m % stages) continue;  // interleaving needs whole rounds of micro-batches
-      int* fitted = fitted_at[v > 1];
-      for (int r = 0; r < 3; ++r) {
-        bool dominated = m < next_m[r];
+    for (int r = 0; r < 3; ++r) {  // recompute outside the schedule: the two share a reference
+      for (int v : vs) {
+        if (v > 1 && m % stages) continue;  // interleaving needs whole rounds of micro-batches
+        int* fitted = fitted_at[v > 1];
+        int* next = next_m[v > 1];
+        bool dominated = m < next[r];
         for (int q = 0; q <= r && !dominated; ++q) dominated = stages == 1 ? fitted[q] <= m : fitted[q] == m;
         if (dominated) continue;
+        const double bound_s = opt_.stage_compute_bound_s[r] * pipeline_bubble_factor(stages, v, m);
+        if (opt_.stage_compute_bound_s[r] > 0 && bound_s >= opt_.beat_iteration_s) {
+          ++pruned_by_bound;
+          continue;
+        }
         const Cfg cfg{m, kModes[r], opt_.shard_optimizer, v};
         progress("configuring tables: " + std::to_string(cfg.m) + " micro-batch(es), recompute " +
                  std::string(recompute_name(cfg.rc)) + (v > 1 ? ", " + std::to_string(v) + " chunks per stage" : ""));
@@ -270,18 +298,21 @@ void SearchContext::configure() {
         }
         const double fixed = rep.peak_memory_bytes - rep.activation_memory_bytes;
         const double room = rep.memory_capacity_bytes - fixed;
-        if (stages == 1) {
-          if (room <= 0) next_m[r] = big;  // the parameters alone do not fit: no count helps
-          else next_m[r] = std::max(2 * m, static_cast<int>(std::min<double>(big / 2, m * rep.activation_memory_bytes / room)));
-          // Round the bound down to a count that exists, so it never skips the first fit.
-          if (next_m[r] != big) {
-            int b = 2 * m;
-            for (int x : ms) {
-              if (x >= 2 * m && x <= next_m[r]) b = x;
-            }
-            next_m[r] = b;
-          }
+        // Activations scale with the micro-batch (1/m; with a pipeline the in-flight count is
+        // set by the stages, not by m), the rest does not: the count at which they could fit.
+        // Without a pipeline, parameters that do not fit alone rule out every count; with one,
+        // another count re-partitions the stages, so only the jump is taken.
+        if (room <= 0) {
+          if (stages == 1) next[r] = big;
+          continue;
         }
+        next[r] = std::max(2 * m, static_cast<int>(std::min<double>(big / 2, m * rep.activation_memory_bytes / room)));
+        // Round the bound down to a count that exists, so it never skips the first fit.
+        int b = 2 * m;
+        for (int x : ms) {
+          if (x >= 2 * m && x <= next[r]) b = x;
+        }
+        next[r] = b;
       }
     }
     if (stages == 1 && fitted_at[0][0] <= m) break;  // every later count is dominated
@@ -297,10 +328,14 @@ void SearchContext::configure() {
       if (tried[i].report.peak_memory_bytes < tried[chosen].report.peak_memory_bytes) chosen = static_cast<int>(i);
     }
   }
+  // cd-mesh: a mesh whose best probe is not within its margin of the best found keeps the probe
+  // (no optimizer or sync-weight probes; the caller does not descend).
+  const bool probe_only = std::isfinite(opt_.deepen_below_s) &&
+                          !(tried[chosen].report.feasible && tried[chosen].report.iteration_s < opt_.deepen_below_s);
   // A sharded optimizer (ZeRO-1) is the least memory, which is why the ladder above uses it, but
   // not free: its parameter all-gather after the step is exposed. Where it was allowed, the
   // chosen configuration is also tried without it (data parallel and owt as the experts run them).
-  if (opt_.shard_optimizer) {
+  if (opt_.shard_optimizer && !probe_only) {
     Cfg cfg = tried[chosen].cfg;
     cfg.shard_optimizer = false;
     progress("configuring tables: optimizer state replicated");
@@ -311,7 +346,7 @@ void SearchContext::configure() {
   // Gradient sync hides behind the backward in evaluate() (bucketed, overlapped), which an
   // additive objective cannot see: probe smaller weights of it and keep the one whose descent
   // evaluate() likes best.
-  if (auto_sync) {
+  if (auto_sync && !probe_only) {
     const Cfg cfg = tried[chosen].cfg;  // its shard_optimizer as chosen above
     // The three probes are independent: built in parallel with --jobs, ranked in this order.
     constexpr double kWeights[] = {0.5, 0.25, 0.0};
@@ -330,6 +365,7 @@ void SearchContext::configure() {
   offer(a.choice, recompute_objective(*tables_, a.choice).total());
   config_ = a.info;
   config_["tried"] = log;
+  if (probe_only) config_["probe_only"] = true;
   config_["mesh"] = mesh_;
   config_["pipeline_dim"] = pd;
   config_["sync_weight"] = tables_->options().sync_weight;

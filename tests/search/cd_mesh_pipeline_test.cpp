@@ -86,6 +86,32 @@ TEST_CASE("cd-mesh returns a pipeline layout where one is fastest, never slower 
   }
 }
 
+TEST_CASE("cd-mesh answers the same with one thread or two: meshes go in waves against the best found before them",
+          "[search][cd-mesh]") {
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4, 16);
+  SearchOptions o;
+  o.random_restarts = 0;
+  o.time_limit_s = 600;
+  const SearchRun one = run_search(g, c, o, {"cd-mesh"});
+  o.jobs = 2;
+  const SearchRun two = run_search(g, c, o, {"cd-mesh"});
+  const SearchResult &a = result_of(one, "cd-mesh"), &b = result_of(two, "cd-mesh");
+  CHECK(a.report.iteration_s == b.report.iteration_s);
+  CHECK(a.note == b.note);
+  const auto &da = a.details, &db = b.details;
+  REQUIRE(da["meshes"].size() == db["meshes"].size());
+  for (size_t i = 0; i < da["meshes"].size(); ++i) {
+    CHECK(da["meshes"][i]["mesh"] == db["meshes"][i]["mesh"]);
+    CHECK(da["meshes"][i]["iteration_s"] == db["meshes"][i]["iteration_s"]);
+  }
+  CHECK(da["pruned"] == db["pruned"]);
+  CHECK(da["probe_only"] == db["probe_only"]);
+  // Nothing left unexamined: every mesh searched or pruned.
+  CHECK(da["not_reached"].get<int>() == 0);
+  CHECK(da["meshes"].size() + da["pruned"].size() == da["meshes_total"].get<size_t>());
+}
+
 TEST_CASE("cd-mesh searches the pipeline meshes whose stages do not divide the layers and so never loses to "
           "the grid's uneven layout",
           "[search][cd-mesh]") {

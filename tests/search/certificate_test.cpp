@@ -5,8 +5,11 @@
 #include <map>
 #include <string>
 
+#include "autoddl/costmodel/cost_model.hpp"
 #include "autoddl/costmodel/error.hpp"
+#include "autoddl/costmodel/expert_schemes.hpp"
 #include "autoddl/costmodel/mesh.hpp"
+#include "autoddl/costmodel/timeline.hpp"
 #include "autoddl/search/ilp.hpp"
 #include "autoddl/search/ilp_tied.hpp"
 #include "autoddl/search/mesh_bound.hpp"
@@ -113,6 +116,37 @@ TEST_CASE("a mesh's lower bound is at most every scheme found on it and a mesh t
   o.mesh_shape = {8};
   const SearchRun run = run_search(big, one, o, {"zero3"});
   CHECK_FALSE(run.results.at(0).report.feasible);
+}
+
+TEST_CASE("a mesh's compute bound per recompute mode is at most every Megatron-LM layout's iteration with that "
+          "recompute, and full recompute's extra forward raises it",
+          "[search][certificate][cd-mesh]") {
+  // What lets cd-mesh prune the full-recompute configurations of every GPT-3 mesh at once (issue
+  // 31): the bound with full recompute charges the forward it re-runs, and stays below evaluate().
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4, 16);
+  constexpr const char* kModes[] = {"none", "selective", "full"};
+  int checked = 0;
+  for (const char* layout : {"tp=1,pp=1,dp=16,mb=1", "tp=4,pp=1,dp=4,mb=1", "tp=8,pp=1,dp=2,mb=2",
+                             "tp=4,pp=2,dp=2,mb=1", "tp=2,pp=4,dp=2,mb=1"}) {
+    for (int r = 0; r < 3; ++r) {
+      const std::string spec = std::string("megatron:") + layout + ",sp=0,recompute=" + kModes[r];
+      const Scheme s = make_scheme(spec, g, c, {});
+      const CostReport rep = evaluate(g, c, s);
+      const MeshBound b = mesh_lower_bound(g, c, s.mesh_shape, s.pipeline_dim);
+      INFO(spec << ": iteration " << rep.iteration_s << " s, bounds " << b.stage_compute_by_recompute_s[0] << " / "
+                << b.stage_compute_by_recompute_s[1] << " / " << b.stage_compute_by_recompute_s[2] << " s");
+      CHECK(b.stage_compute_by_recompute_s[0] == b.stage_compute_s);
+      CHECK(b.stage_compute_by_recompute_s[0] <= b.stage_compute_by_recompute_s[1]);
+      CHECK(b.stage_compute_by_recompute_s[1] <= b.stage_compute_by_recompute_s[2]);
+      // Full recompute re-runs every layer's forward: about a third more than forward + backward.
+      CHECK(b.stage_compute_by_recompute_s[2] >= 1.15 * b.stage_compute_by_recompute_s[0]);
+      const double bubble = pipeline_bubble_factor(s.stages(), s.virtual_stages, s.micro_batches);
+      CHECK(b.stage_compute_by_recompute_s[r] * bubble <= rep.iteration_s);
+      ++checked;
+    }
+  }
+  CHECK(checked == 15);
 }
 
 namespace {

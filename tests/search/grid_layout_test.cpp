@@ -98,3 +98,24 @@ TEST_CASE("the Megatron grid tries context parallelism at long sequences and cd-
   const Graph short_seq = build_zoo_model("llama", {{"size", "3-8b"}, {"layers", "2"}, {"seq", "2048"}, {"batch", "32"}});
   for (const GridPoint& p : megatron_grid(short_seq, c, 600, 100000).best) CHECK(spec_int(p.scheme.name, "cp") == 1);
 }
+
+TEST_CASE("the Megatron grid is the same walked on one thread or two", "[search][grid]") {
+  // The points are priced in parallel (--jobs) and offered in the walk's order, so the kept
+  // points, the best per mesh and the counts do not depend on the threads.
+  const ClusterSpec c = resolve_cluster("dgx-a100", 2);
+  const Graph g = tiny_gpt(4, 16);
+  const MegatronGrid one = megatron_grid(g, c, 600, 5, 1), two = megatron_grid(g, c, 600, 5, 2);
+  REQUIRE(one.points > 20);
+  CHECK(one.points == two.points);
+  CHECK(one.feasible == two.feasible);
+  REQUIRE(one.best.size() == two.best.size());
+  for (size_t i = 0; i < one.best.size(); ++i) {
+    CHECK(one.best[i].scheme.name == two.best[i].scheme.name);
+    CHECK(one.best[i].report.iteration_s == two.best[i].report.iteration_s);
+  }
+  REQUIRE(one.best_by_mesh.size() == two.best_by_mesh.size());
+  for (const auto& [key, p] : one.best_by_mesh) {
+    REQUIRE(two.best_by_mesh.count(key));
+    CHECK(two.best_by_mesh.at(key).scheme.name == p.scheme.name);
+  }
+}

@@ -4,20 +4,26 @@
 // not expressible on [4, 8], but is on [8, 4] or [4, 2, 4].
 // Per mesh: the configuration search of SearchContext (micro-batches × recompute, and on a
 // pipeline mesh also the chunks per stage and the stage partition by the min-max DP of
-// pipeline.hpp), plain descent from every seed, then neighbourhood moves from the 3 best end
-// points; the result is also judged with tensor-parallel communication overlapped (tp_overlap,
-// a whole-scheme setting the tables do not see), and on a pipeline mesh the stages are
-// partitioned again from the scheme found (rebalance.hpp). On a mesh where the Megatron-LM grid has a
-// point, cd-expert's descent from the best one (expert_start.hpp) is a candidate too, so the
-// result on that mesh is never slower than the grid there.
+// pipeline.hpp), each configuration probed by a quick descent and ranked by evaluate(); then, in
+// depth, plain descent from every seed and neighbourhood moves from the 3 best end points; the
+// result is also judged with tensor-parallel communication overlapped (tp_overlap, a
+// whole-scheme setting the tables do not see), and on a pipeline mesh the stages are partitioned
+// again from the scheme found (rebalance.hpp). On a mesh where the Megatron-LM grid has a point,
+// cd-expert's descent from the best one (expert_start.hpp) is a candidate too, so the result on
+// that mesh is never slower than the grid there.
+// Depth: the descents run only where the mesh's start (its best configuration probe, its grid
+// point) is within kDeepenMargin of the best found; elsewhere the probe or the grid point is the
+// mesh's result, reported as such (details: probe_only).
 // Order and pruning (mesh_bound.hpp): a mesh whose parameters alone cannot fit is pruned; the
 // rest go by the best grid point on them (an iteration some scheme there reaches), then by lower
 // bound; a mesh whose bound is no lower than the fastest feasible iteration found is pruned, and
-// inside a pipeline mesh so is every configuration whose bound (with its bubble) is. A mesh given
-// with --mesh goes first, so the result is never slower than cd's from the same seeds. Its
+// inside a mesh so is every configuration whose bound (its recompute mode's compute, with its
+// bubble on a pipeline) is; a mesh whose every configuration is pruned is pruned by bound. A mesh
+// given with --mesh goes first, so the result is never slower than cd's from the same seeds. Its
 // objective is over other tables than the shared ones, so the ILP bound does not apply to it.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -33,6 +39,15 @@
 namespace autoddl::search::methods {
 
 namespace {
+
+// A mesh is searched in depth (descents from every seed, neighbourhood moves, the grid point's
+// descent) only where its start is within this factor of the best found: the descents improve a
+// mesh's configuration probe or grid point by a few percent (2.5% on GPT-3's pp8 x 2x8), so a
+// start 10% slower than the best found is kept as found and reported as a probe.
+constexpr double kDeepenMargin = 1.10;
+// Meshes searched at once, each against the best found before their wave (a constant, so the
+// result does not depend on --jobs).
+constexpr int kWave = 2;
 
 struct Candidate {
   MeshCandidate m;
@@ -98,45 +113,54 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     pruned.push_back({{"mesh", m.m.mesh}, {"pipeline_dim", m.m.pipeline_dim}, {"bound_s", m.bound.iteration_s},
                       {"memory_bound_bytes", m.bound.memory_bytes}, {"reason", reason}});
   };
-  auto offer = [&](SearchResult&& r, const std::string& name) {
+  auto offer = [&](SearchResult&& r) {
     if (have && !costmodel::ranks_above(r.report, best.report)) return;
     best = std::move(r);
     best.method = "cd-mesh";
     best.scheme.name = "cd-mesh";
-    best.note = "mesh " + name + ", " + best.note;
     have = true;
   };
   const double inf = std::numeric_limits<double>::infinity();
   auto beat = [&] { return have && best.report.feasible ? best.report.iteration_s : inf; };
-  for (size_t i = 0; i < order.size(); ++i) {
+  // One mesh's search, independent of the others given the iteration to beat: its candidates
+  // and its row, offered afterwards in the meshes' order.
+  struct Outcome {
+    std::vector<SearchResult> found;
+    nlohmann::json row;
+    int configurations_pruned = 0;
+    bool every_configuration_pruned = false;
+  };
+  auto search_mesh = [&](size_t i, double to_beat, int jobs) {
     const Candidate& m = order[i];
-    if (!m.given && !m.bound.fits()) {
-      prune(m, "memory: parameters alone exceed the GPU", pruned_memory);
-      continue;
-    }
-    if (!m.given && m.bound.iteration_s >= beat()) {
-      prune(m, "bound: no scheme can beat the best found", pruned_bound);
-      continue;
-    }
-    const double left = ctx.options().time_limit_s - elapsed();
-    if (left <= 0) break;
+    Outcome out;
+    const double mesh_t0 = elapsed();
+    const double left = ctx.options().time_limit_s - mesh_t0;
     const std::string name = mesh_label(m.m);
     auto line = [&, i](const std::string& what) {
-      ctx.progress("cd-mesh " + name + " (" + std::to_string(i + 1) + "/" + std::to_string(order.size()) + ", " +
-                   std::to_string(pruned_memory + pruned_bound) + " pruned, bound " + seconds(m.bound.iteration_s) +
-                   "): " + what);
+      ctx.progress("cd-mesh " + name + " (" + std::to_string(i + 1) + "/" + std::to_string(order.size()) +
+                   ", bound " + seconds(m.bound.iteration_s) + "): " + what);
     };
-    const double mesh_t0 = elapsed();
-    nlohmann::json row = {{"mesh", m.m.mesh}, {"pipeline_dim", m.m.pipeline_dim}, {"bound_s", m.bound.iteration_s},
-                          {"memory_bound_bytes", m.bound.memory_bytes}};
-    costmodel::CostReport mesh_best;
-    bool mesh_have = false;
-    auto take = [&](SearchResult&& r) {
-      if (!mesh_have || costmodel::ranks_above(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
-      offer(std::move(r), name);
-    };
-    if (m.expert) {  // cd-expert's descent from the grid's best point on this mesh
-      ExpertStart es = descend_from_expert(g, c, *m.expert, ctx.options(), "cd-mesh", left, line);
+    nlohmann::json& row = out.row;
+    row = {{"mesh", m.m.mesh}, {"pipeline_dim", m.m.pipeline_dim}, {"bound_s", m.bound.iteration_s},
+           {"memory_bound_bytes", m.bound.memory_bytes}};
+    // Deep search (descents) only where the mesh can come near the best found: a start slower
+    // than kDeepenMargin times it is kept as found (see the file comment).
+    const double deepen_below = to_beat * kDeepenMargin;
+    auto note = [&](SearchResult& r) { r.note = "mesh " + name + ", " + r.note; };
+    if (m.expert && m.expert->report.iteration_s >= deepen_below) {
+      SearchResult r;
+      r.scheme = m.expert->scheme;
+      r.report = m.expert->report;
+      r.note = "= expert " + m.expert->scheme.name.substr(9) + " (not descended: not within " +
+               std::to_string(static_cast<int>(std::lround((kDeepenMargin - 1) * 100))) + "% of the best found)";
+      row["expert"] = {{"expert", m.expert->scheme.name.substr(9)}, {"expert_iteration_s", m.expert->report.iteration_s},
+                       {"descended", false}};
+      note(r);
+      out.found.push_back(std::move(r));
+    } else if (m.expert) {  // cd-expert's descent from the grid's best point on this mesh
+      SearchOptions eo = ctx.options();
+      eo.jobs = jobs;
+      ExpertStart es = descend_from_expert(g, c, *m.expert, eo, "cd-mesh", left, line);
       row["expert"] = es.row;
       if (es.descended) {
         const std::string from = es.row["expert"].get<std::string>();
@@ -144,73 +168,131 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
         r.scheme = std::move(es.mapped);
         r.report = es.mapped_report;
         r.note = "= expert " + from + " (mapped)";
-        take(std::move(r));
+        note(r);
+        out.found.push_back(std::move(r));
         r = SearchResult{};
         r.scheme = std::move(es.found);
         r.report = es.found_report;
         r.note = "from expert " + from;
-        take(std::move(r));
+        note(r);
+        out.found.push_back(std::move(r));
       }
     }
     SearchOptions o = ctx.options();
     o.mesh_shape = m.m.mesh;
     o.pipeline_dim = m.m.pipeline_dim;
     o.time_limit_s = std::max(0.0, ctx.options().time_limit_s - elapsed());
-    o.stage_compute_bound_s = m.bound.stage_compute_s;
-    o.beat_iteration_s = beat();
+    o.stage_compute_bound_s = m.bound.stage_compute_by_recompute_s;
+    o.beat_iteration_s = to_beat;
+    o.deepen_below_s = deepen_below;
+    o.jobs = jobs;
     o.progress = line;
     SearchContext child(g, c, o);
     if (child.pruned()) {
-      row["configurations_pruned"] = child.config().value("pruned_by_bound", 0);
-      configs_pruned += row["configurations_pruned"].get<int>();
+      out.configurations_pruned = child.config().value("pruned_by_bound", 0);
+      out.every_configuration_pruned = true;
+      row["configurations_pruned"] = out.configurations_pruned;
     } else {
-      CdOptions nbh;
-      nbh.neighbourhood = true;
-      SearchResult r = descend_from_seeds(child, "cd-mesh", nbh, /*joint_from_best=*/3);
       const nlohmann::json& cfg = child.config();
       row["micro_batches"] = cfg["micro_batches"];
       row["recompute"] = cfg["recompute"];
       row["configurations"] = cfg["tried"].size();
       if (cfg.contains("virtual_stages")) row["virtual_stages"] = cfg["virtual_stages"];
       if (cfg.contains("pruned_by_bound")) {
-        row["configurations_pruned"] = cfg["pruned_by_bound"];
-        configs_pruned += cfg["pruned_by_bound"].get<int>();
+        out.configurations_pruned = cfg["pruned_by_bound"].get<int>();
+        row["configurations_pruned"] = out.configurations_pruned;
       }
-      // The partition again from the scheme found (rebalance.hpp).
-      if (rebalance_stages(g, c, child.tables().options(), r.scheme, r.report,
-                           ctx.options().time_limit_s - elapsed())) {
-        r.note += ", stages rebalanced";
-        row["rebalanced"] = true;
+      if (cfg.value("probe_only", false)) {
+        // No configuration's probe came within the margin: the probe is the mesh's result.
+        SearchResult r = child.result("cd-mesh", *child.incumbent(), 0);
+        r.note = "configuration probe, not descended (not within " +
+                 std::to_string(static_cast<int>(std::lround((kDeepenMargin - 1) * 100))) + "% of the best found)";
+        row["probe_only"] = true;
+        note(r);
+        out.found.push_back(std::move(r));
+      } else {
+        CdOptions nbh;
+        nbh.neighbourhood = true;
+        SearchResult r = descend_from_seeds(child, "cd-mesh", nbh, /*joint_from_best=*/3);
+        // The partition again from the scheme found (rebalance.hpp).
+        if (rebalance_stages(g, c, child.tables().options(), r.scheme, r.report,
+                             ctx.options().time_limit_s - elapsed())) {
+          r.note += ", stages rebalanced";
+          row["rebalanced"] = true;
+        }
+        // The frameworks' overlaps, priced by evaluate() only, kept where they rank above: tp_overlap
+        // (tensor-parallel collectives chunked under their GEMMs) and, with a sharded optimizer,
+        // param_overlap (the shard gather under the next forward).
+        auto try_overlap = [&](bool costmodel::Scheme::*flag, const char* what) {
+          costmodel::Scheme overlapped = r.scheme;
+          overlapped.*flag = true;
+          const costmodel::CostReport ro = costmodel::evaluate(g, c, overlapped);
+          if (!costmodel::ranks_above(ro, r.report)) return;
+          r.scheme = std::move(overlapped);
+          r.report = ro;
+          r.note += what;
+        };
+        try_overlap(&costmodel::Scheme::overlap_tp_comm, ", tp_overlap");
+        if (r.scheme.shard_optimizer && !r.scheme.overlap_param_gather) {
+          try_overlap(&costmodel::Scheme::overlap_param_gather, ", param_overlap");
+        }
+        note(r);
+        out.found.push_back(std::move(r));
       }
-      // The frameworks' overlaps, priced by evaluate() only, kept where they rank above: tp_overlap
-      // (tensor-parallel collectives chunked under their GEMMs) and, with a sharded optimizer,
-      // param_overlap (the shard gather under the next forward).
-      auto try_overlap = [&](bool costmodel::Scheme::*flag, const char* note) {
-        costmodel::Scheme overlapped = r.scheme;
-        overlapped.*flag = true;
-        const costmodel::CostReport ro = costmodel::evaluate(g, c, overlapped);
-        if (!costmodel::ranks_above(ro, r.report)) return;
-        r.scheme = std::move(overlapped);
-        r.report = ro;
-        r.note += note;
-      };
-      try_overlap(&costmodel::Scheme::overlap_tp_comm, ", tp_overlap");
-      if (r.scheme.shard_optimizer && !r.scheme.overlap_param_gather) {
-        try_overlap(&costmodel::Scheme::overlap_param_gather, ", param_overlap");
-      }
-      take(std::move(r));
     }
-    row["iteration_s"] = mesh_have ? mesh_best.iteration_s : inf;
-    row["feasible"] = mesh_have && mesh_best.feasible;
-    if (!mesh_have) row["iteration_s"] = nullptr;
     row["seconds"] = elapsed() - mesh_t0;
-    tried.push_back(std::move(row));
+    return out;
+  };
+  // Meshes go in waves of kWave, searched in parallel with --jobs, each against the best found
+  // before its wave: what is pruned and deepened does not depend on the number of threads.
+  const int jobs = ctx.options().jobs;
+  int probe_only = 0;
+  for (size_t i = 0; i < order.size();) {
+    std::vector<size_t> wave;
+    const double to_beat = beat();
+    for (; i < order.size() && static_cast<int>(wave.size()) < kWave; ++i) {
+      const Candidate& m = order[i];
+      if (!m.given && !m.bound.fits()) {
+        prune(m, "memory: parameters alone exceed the GPU", pruned_memory);
+        continue;
+      }
+      if (!m.given && m.bound.iteration_s >= to_beat) {
+        prune(m, "bound: no scheme can beat the best found", pruned_bound);
+        continue;
+      }
+      wave.push_back(i);
+    }
+    if (wave.empty()) break;
+    if (ctx.options().time_limit_s - elapsed() <= 0) break;  // the rest: not reached
+    std::vector<Outcome> outcomes(wave.size());
+    const int inner_jobs = std::max(1, jobs / static_cast<int>(wave.size()));
+    parallel_for(static_cast<int>(wave.size()), jobs, [&](int w) { outcomes[w] = search_mesh(wave[w], to_beat, inner_jobs); });
+    for (size_t w = 0; w < wave.size(); ++w) {
+      Outcome& out = outcomes[w];
+      const Candidate& m = order[wave[w]];
+      configs_pruned += out.configurations_pruned;
+      if (out.every_configuration_pruned && out.found.empty()) {
+        prune(m, "bound: every configuration (micro-batches, chunks, recompute) is no faster than the best found",
+              pruned_bound);
+        continue;
+      }
+      costmodel::CostReport mesh_best;
+      bool mesh_have = false;
+      for (SearchResult& r : out.found) {
+        if (!mesh_have || costmodel::ranks_above(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
+        offer(std::move(r));
+      }
+      probe_only += out.row.value("probe_only", false);
+      out.row["iteration_s"] = mesh_have ? nlohmann::json(mesh_best.iteration_s) : nlohmann::json(nullptr);
+      out.row["feasible"] = mesh_have && mesh_best.feasible;
+      tried.push_back(std::move(out.row));
+    }
   }
   const size_t not_reached = order.size() - tried.size() - pruned.size();  // past the time limit
-  ctx.progress("cd-mesh: " + std::to_string(tried.size()) + " of " + std::to_string(order.size()) + " meshes searched, " +
-               std::to_string(pruned_memory) + " pruned by memory, " + std::to_string(pruned_bound) + " by bound, " +
-               std::to_string(not_reached) + " not reached in the time limit; " + std::to_string(configs_pruned) +
-               " pipeline configurations pruned by bound");
+  ctx.progress("cd-mesh: " + std::to_string(tried.size()) + " of " + std::to_string(order.size()) + " meshes searched (" +
+               std::to_string(probe_only) + " kept at their probe), " + std::to_string(pruned_memory) +
+               " pruned by memory, " + std::to_string(pruned_bound) + " by bound, " + std::to_string(not_reached) +
+               " not reached in the time limit; " + std::to_string(configs_pruned) + " configurations pruned by bound");
   if (!have) {
     skip = "no mesh was searched: " + std::to_string(pruned_memory) + " pruned by memory, " +
            std::to_string(pruned_bound) + " by bound, the rest past the time limit";
@@ -226,6 +308,8 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   best.details["pruned_by_bound"] = pruned_bound;
   best.details["configurations_pruned_by_bound"] = configs_pruned;
   best.details["not_reached"] = not_reached;
+  best.details["probe_only"] = probe_only;
+  best.details["deepen_margin"] = kDeepenMargin;
   return {best};
 }
 

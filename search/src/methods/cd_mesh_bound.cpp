@@ -3,6 +3,9 @@
 // tables are made monotone.
 #include <algorithm>
 #include <limits>
+#include <map>
+
+#include "autoddl/costmodel/op_compute.hpp"
 
 #include "autoddl/costmodel/timeline.hpp"
 #include "autoddl/search/cost_tables.hpp"
@@ -38,27 +41,50 @@ MeshBound mesh_lower_bound(const costmodel::Graph& g, const costmodel::ClusterSp
   const int stages = pipeline_dim >= 0 ? mesh[pipeline_dim] : 1;
   MeshBound b;
   b.capacity_bytes = t.capacity_bytes(0);
-  double compute = 0, memory = 0, largest_s = 0;
+  // Per recompute mode: the least over each op's choices, summed, and the largest op's least.
+  constexpr costmodel::Recompute kModes[] = {costmodel::Recompute::none, costmodel::Recompute::selective,
+                                             costmodel::Recompute::full};
+  std::array<double, 3> compute{}, largest_s{};
+  double memory = 0;
+  std::map<const OpClass*, std::array<double, 3>> least_of;  // ops of one class share it
   for (int op = 0; op < t.ops(); ++op) {
     const OpClass& k = t.cls(op);
-    double least_s = std::numeric_limits<double>::infinity(), least_bytes = least_s;
+    if (k.n_choices == 0) continue;
+    double least_bytes = std::numeric_limits<double>::infinity();
     for (int ch = 0; ch < k.n_choices; ++ch) {
-      least_s = std::min(least_s, k.compute_s[ch]);
       least_bytes = std::min(least_bytes, t.memory_bytes(op, ch) - t.activation_bytes(op, ch));
     }
-    if (k.n_choices > 0) {
-      compute += least_s;
-      largest_s = std::max(largest_s, least_s);
-      memory += std::max(0.0, least_bytes);
+    memory += std::max(0.0, least_bytes);
+    auto it = least_of.find(&k);
+    if (it == least_of.end()) {
+      std::array<double, 3> least;
+      least.fill(std::numeric_limits<double>::infinity());
+      for (int ch = 0; ch < k.n_choices; ++ch) least[0] = std::min(least[0], k.compute_s[ch]);
+      for (int r = 1; r < 3; ++r) {
+        for (int s = 0; s < static_cast<int>(k.sigs.size()); ++s) {
+          const costmodel::OpCompute oc = costmodel::op_compute(fast.gpu, g, g.ops[op], k.sigs[s], 1, kModes[r]);
+          least[r] = std::min(least[r], oc.fwd_s + oc.bwd_s);
+        }
+        least[r] = std::max(least[r], least[0]);  // recompute only adds
+      }
+      it = least_of.emplace(&k, least).first;
+    }
+    for (int r = 0; r < 3; ++r) {
+      compute[r] += it->second[r];
+      largest_s[r] = std::max(largest_s[r], it->second[r]);
     }
   }
-  b.stage_compute_s = compute / stages;
+  int layers = 0;
+  layer_of_ops(g, layers);
+  const int most_chunks = std::max(1, layers / stages);
+  for (int r = 0; r < 3; ++r) {
+    double stage = compute[r] / stages;
+    if (stages > 1) stage = std::max(stage, largest_s[r]);
+    b.stage_compute_by_recompute_s[r] = stage;
+  }
+  b.stage_compute_s = b.stage_compute_by_recompute_s[0];
   b.iteration_s = b.stage_compute_s;
   if (stages > 1) {
-    b.stage_compute_s = std::max(b.stage_compute_s, largest_s);
-    int layers = 0;
-    layer_of_ops(g, layers);
-    const int most_chunks = std::max(1, layers / stages);
     b.iteration_s = b.stage_compute_s * costmodel::pipeline_bubble_factor(stages, most_chunks, static_cast<double>(g.batch));
   }
   b.memory_bytes = memory / stages;

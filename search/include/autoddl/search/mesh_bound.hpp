@@ -15,10 +15,15 @@
 // 1 + (S − 1)/(v·m) at the most chunks v (layers / S) and micro-batches m (the batch) any
 // searched scheme uses; configurations with fewer are bounded by stage_compute_s times their own
 // factor (search_context.cpp).
+// Recompute only adds: per recompute mode (none, selective, full) the same least compute with
+// that mode's recompute forward charged (op_compute) bounds every configuration using it; with
+// the GPT-3 case's best found near 84 s and 75 s of compute, full recompute's extra forward
+// (~25%) alone rules out its configurations on every mesh (search_context.cpp).
 // Memory: parameters, gradients and optimizer state at their least over the op's choices
 // (ZeRO-3 storage, sharded optimizer), activations not counted; on S stages the fullest holds
 // at least the total / S. A mesh whose memory bound exceeds the GPU cannot hold any scheme.
 #pragma once
+#include <array>
 #include <vector>
 
 #include "autoddl/costmodel/cluster.hpp"
@@ -29,6 +34,9 @@ namespace autoddl::search {
 struct MeshBound {
   double iteration_s = 0;        // ≤ evaluate()'s iteration time of any scheme on the mesh
   double stage_compute_s = 0;    // ≤ the slowest stage's compute per iteration (no bubble)
+  // The same with each recompute mode's extra forward: [none, selective, full] (none =
+  // stage_compute_s).
+  std::array<double, 3> stage_compute_by_recompute_s{};
   double memory_bytes = 0;       // ≤ the peak memory per device of any scheme on the mesh
   double capacity_bytes = 0;     // the GPU's
   bool fits() const { return memory_bytes <= capacity_bytes; }

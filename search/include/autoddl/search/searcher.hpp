@@ -4,6 +4,7 @@
 // SearchContext, so CD, neighbourhood CD, the ILP and the DP price the same objective, and the
 // ILP's bound measures how far each of them is from the optimum.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -44,11 +45,16 @@ struct SearchOptions {
   // Threads for the independent work: the gradient-sync probes, the descents from each seed and
   // cd-expert's starts. Results are combined in a fixed order, so they do not depend on it.
   int jobs = 1;
-  // cd-mesh's pruning inside a pipeline mesh: a configuration (m micro-batches, v chunks) whose
-  // bound stage_compute_bound_s · (1 + (S − 1)/(v·m)) is no lower than beat_iteration_s is
-  // skipped; when every one is, the context is pruned() and has no tables.
-  double stage_compute_bound_s = 0;
+  // cd-mesh's pruning inside a mesh: a configuration (m micro-batches, v chunks, recompute r)
+  // whose bound stage_compute_bound_s[r] · (1 + (S − 1)/(v·m)) is no lower than
+  // beat_iteration_s is skipped (S = 1 without a pipeline: no bubble); when every one is, the
+  // context is pruned() and has no tables. Indexed none, selective, full; 0 = no bound.
+  std::array<double, 3> stage_compute_bound_s{};
   double beat_iteration_s = std::numeric_limits<double>::infinity();
+  // cd-mesh's depth: when no configuration's probe is feasible and faster than this, configure()
+  // stops after the micro-batch/recompute ladder (no optimizer or sync-weight probes) and
+  // config()["probe_only"] is true: the caller keeps the probe (incumbent()) without descending.
+  double deepen_below_s = std::numeric_limits<double>::infinity();
   // One-line status for long searches ("cd-nbh: seed megatron 3/9, 12.3 ms").
   std::function<void(const std::string&)> progress;
 };
