@@ -103,6 +103,16 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   const costmodel::ClusterSpec& c = ctx.cluster();
   int devices = 1;
   for (int x : ctx.mesh_shape()) devices *= x;
+  // The grid walk (shared with megatron and cd-expert) counts against this method's time limit
+  // when it walks first: with none left, the meshes' bounds are not even computed.
+  if (devices == c.total_gpus()) ctx.expert_grid();
+  if (elapsed() >= ctx.options().time_limit_s) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the Megatron-LM grid walk used the time limit (%.0f s): no time left for the meshes",
+                  elapsed());
+    skip = buf;
+    return {};
+  }
   const std::vector<Candidate> order = ordered_candidates(ctx, devices);
   SearchResult best;
   bool have = false;
