@@ -83,19 +83,13 @@ TEST_CASE("on GPT-3 175B over 128 A100 the default search is at least as fast as
   // cd-mesh is one of the default methods (issue 31): every mesh of the 128 GPUs searched (in
   // depth or at its probe) or pruned by a bound, none left for lack of time; full recompute's
   // configurations are pruned by their compute bound, and it is never slower than cd-expert.
-  const SearchResult* mesh = nullptr;
-  const SearchResult* expert = nullptr;
-  for (const SearchResult& r : run.results) {
-    if (r.method == "cd-mesh") mesh = &r;
-    if (r.method == "cd-expert") expert = &r;
-  }
-  REQUIRE(mesh);
-  REQUIRE(expert);
-  const auto& d = mesh->details;
+  const SearchResult& mesh = result_of(run, "cd-mesh");
+  const SearchResult& expert = result_of(run, "cd-expert");
+  const auto& d = mesh.details;
   CHECK(d["meshes_total"].get<int>() == 43);
   CHECK(d["not_reached"].get<int>() == 0);
   CHECK(d["meshes"].size() + d["pruned"].size() == 43);
   CHECK(d["configurations_pruned_by_bound"].get<int>() > 43);
-  CHECK(mesh->report.feasible);
-  CHECK(mesh->report.iteration_s <= expert->report.iteration_s);
+  CHECK(mesh.report.feasible);
+  CHECK(mesh.report.iteration_s <= expert.report.iteration_s);
 }

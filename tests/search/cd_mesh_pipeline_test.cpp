@@ -19,6 +19,18 @@
 
 using namespace search_fixtures;
 
+namespace {
+
+// cd-mesh's cases: no random restarts (the expert seeds only), under a time limit.
+SearchOptions without_restarts(double time_limit_s) {
+  SearchOptions o;
+  o.random_restarts = 0;
+  o.time_limit_s = time_limit_s;
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("cd-mesh lists pipeline meshes: pp up to the layers even where it does not divide them, node-aligned, pipeline dim 0", "[search][cd-mesh]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   const Graph g = tiny_gpt(12, 16);
@@ -49,9 +61,7 @@ TEST_CASE("cd-mesh returns a pipeline layout where one is fastest, never slower 
   // A 4-layer GPT on two DGX nodes: small enough to search every pruned mesh again below.
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   const Graph g = tiny_gpt(4, 16);
-  SearchOptions o;
-  o.random_restarts = 0;
-  o.time_limit_s = 120;
+  const SearchOptions o = without_restarts(120);
   const SearchRun run = run_search(g, c, o, {"cd-mesh", "megatron"});
   const SearchResult& mesh = result_of(run, "cd-mesh");
   const SearchResult& mega = result_of(run, "megatron");
@@ -90,9 +100,7 @@ TEST_CASE("cd-mesh answers the same with one thread or two: meshes go in waves a
           "[search][cd-mesh]") {
   const ClusterSpec c = resolve_cluster("dgx-a100", 2);
   const Graph g = tiny_gpt(4, 16);
-  SearchOptions o;
-  o.random_restarts = 0;
-  o.time_limit_s = 600;
+  SearchOptions o = without_restarts(600);
   const SearchRun one = run_search(g, c, o, {"cd-mesh"});
   o.jobs = 2;
   const SearchRun two = run_search(g, c, o, {"cd-mesh"});
