@@ -114,7 +114,7 @@ int64_t import_autodist_dataset(const std::string& in_dir, const costmodel::Grap
     out += dump_json({{"key", o.pair.key() + "#" + std::to_string(index)},
                       {"pair", o.pair.key()},
                       {"model", o.pair.model},
-                      {"knobs", o.knobs.empty() ? o.pair.knobs : o.knobs},
+                      {"knobs", o.knobs},
                       {"cluster", o.pair.cluster},
                       {"index", index},
                       {"builder", "imported"},

@@ -5,7 +5,6 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/jsonl.hpp"
-#include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/sync/analytical.hpp"
 #include "autoddl/sync/dataset.hpp"
 #include "autoddl/sync/features.hpp"
@@ -39,20 +38,13 @@ int64_t refeature_dataset(const std::string& dir, const std::function<void(const
       if (!j.contains(key) || !j[key].is_string()) throw InputError(path, where + ": " + key, "missing or not a string");
     }
     if (!j.contains("strategy") || !j["strategy"].is_object()) throw InputError(path, where + ": strategy", "missing or not an object");
-    std::map<std::string, std::string> knobs;
-    if (j.contains("knobs")) {
-      if (!j["knobs"].is_object()) throw InputError(path, where + ": knobs", "must be an object");
-      for (const auto& [k, v] : j["knobs"].items()) {
-        if (!v.is_string()) throw InputError(path, where + ": knobs." + k, "must be a string");
-        knobs[k] = v.get<std::string>();
-      }
-    }
+    const std::map<std::string, std::string> knobs = record_knobs(j, path, where);
     auto it = models.find(pair);
     if (it == models.end()) {
       // A record before AutoSync's workloads (no batch among its knobs) is priced at them too.
       costmodel::ClusterSpec c = costmodel::resolve_cluster(j["cluster"].get<std::string>());
       const std::string model = j["model"].get<std::string>();
-      PairModel m{costmodel::build_zoo_model(model, sync_workload(model, knobs, c).knobs), std::move(c), {}};
+      PairModel m{build_workload_model(model, knobs, c), std::move(c), {}};
       m.vars = extract_variables(m.graph);
       it = models.emplace(pair, std::move(m)).first;
     }

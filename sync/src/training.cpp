@@ -87,6 +87,18 @@ RecordId record_id(const nlohmann::json& j, const std::string& path, int64_t lin
   return id;
 }
 
+std::map<std::string, std::string> record_knobs(const nlohmann::json& j, const std::string& path,
+                                                const std::string& where) {
+  std::map<std::string, std::string> knobs;
+  if (!j.contains("knobs")) return knobs;
+  if (!j["knobs"].is_object()) throw InputError(path, where + ": knobs", "must be an object");
+  for (const auto& [k, v] : j["knobs"].items()) {
+    if (!v.is_string()) throw InputError(path, where + ": knobs." + k, "must be a string");
+    knobs[k] = v.get<std::string>();
+  }
+  return knobs;
+}
+
 std::string records_path(const std::string& dir) {
   const std::string path = dir + "/records.jsonl";
   std::error_code ec;

@@ -12,7 +12,6 @@
 #include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/io.hpp"
 #include "autoddl/costmodel/jsonl.hpp"
-#include "autoddl/costmodel/zoo.hpp"
 #include "autoddl/sync/features.hpp"
 #include "autoddl/sync/strategy_json.hpp"
 #include "autoddl/sync/training.hpp"
@@ -147,16 +146,10 @@ int64_t export_sequences(const std::vector<std::string>& dirs, const std::string
                                                         " numbers (`autoddl sync dataset --refeature` rewrites them)");
       auto it = models.find(id.pair);
       if (it == models.end()) {
-        std::map<std::string, std::string> knobs;
-        if (j.contains("knobs") && j["knobs"].is_object()) {
-          for (const auto& [k, v] : j["knobs"].items()) {
-            if (!v.is_string()) throw InputError(path, where + ": knobs." + k, "must be a string");
-            knobs[k] = v.get<std::string>();
-          }
-        }
+        const std::map<std::string, std::string> knobs = record_knobs(j, path, where);
         costmodel::ClusterSpec c = costmodel::resolve_cluster(j["cluster"].get<std::string>());
         const std::string model = j["model"].get<std::string>();
-        costmodel::Graph g = costmodel::build_zoo_model(model, sync_workload(model, knobs, c).knobs);
+        costmodel::Graph g = build_workload_model(model, knobs, c);
         PairModel m{std::move(c), extract_variables(g)};
         it = models.emplace(id.pair, std::move(m)).first;
       }

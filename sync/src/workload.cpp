@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "autoddl/costmodel/zoo.hpp"
+
 namespace autoddl::sync {
 
 namespace {
@@ -51,6 +53,11 @@ SyncWorkload sync_workload(const std::string& model, const std::map<std::string,
                "; --set batch=N (the global batch) to choose another";
   }
   return out;
+}
+
+costmodel::Graph build_workload_model(const std::string& model, const std::map<std::string, std::string>& knobs,
+                                      const costmodel::ClusterSpec& cluster) {
+  return costmodel::build_zoo_model(model, sync_workload(model, knobs, cluster).knobs);
 }
 
 }  // namespace autoddl::sync

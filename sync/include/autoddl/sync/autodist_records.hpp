@@ -52,8 +52,8 @@ AutodistRuntime parse_runtime(const std::string& yaml, const std::string& source
 
 struct AutodistImport {
   DatasetPair pair;             // model, knobs, cluster as the records name them (the key)
-  // The knobs `g` was built with (workload.hpp adds AutoSync's batch), stored in each record so
-  // that re-featuring rebuilds the same graph; empty: pair.knobs.
+  // The knobs `g` was built with (pair.knobs and the batch workload.hpp adds), stored in each
+  // record so that re-featuring rebuilds the same graph.
   std::map<std::string, std::string> knobs;
   std::string resource_spec;    // used for runs without DIR/resource_spec/<ID> ("" = none)
   std::function<void(const std::string&)> note;

@@ -37,6 +37,11 @@ struct RecordId {
 };
 RecordId record_id(const nlohmann::json& record, const std::string& path, int64_t line_no);
 
+// The zoo knobs a record's model was built with: its "knobs" object, every value a string ({}
+// when the record has none). Throws InputError(path, "<where>: knobs[.k]", reason).
+std::map<std::string, std::string> record_knobs(const nlohmann::json& record, const std::string& path,
+                                                const std::string& where);
+
 // Reads DIR/records.jsonl of every DIR (records with the same key kept once, in file order).
 // Throws InputError("<dir>/records.jsonl", "line N: <field>", reason) on a malformed record,
 // one whose key disagrees with its pair and index, or a feature vector whose length is not

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "autoddl/costmodel/cluster.hpp"
+#include "autoddl/costmodel/graph.hpp"
 
 namespace autoddl::sync {
 
@@ -30,5 +31,10 @@ struct SyncWorkload {
 // model is one of AutoSync's and the knob is not given; any knob given is kept as it is.
 SyncWorkload sync_workload(const std::string& model, const std::map<std::string, std::string>& knobs,
                            const costmodel::ClusterSpec& cluster);
+
+// The zoo model built at sync_workload's knobs: what every sync command and dataset record of
+// `model` on `cluster` trains.
+costmodel::Graph build_workload_model(const std::string& model, const std::map<std::string, std::string>& knobs,
+                                      const costmodel::ClusterSpec& cluster);
 
 }  // namespace autoddl::sync
