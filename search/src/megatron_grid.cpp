@@ -127,14 +127,6 @@ std::vector<int> context_parallel_sizes(const Graph& g, int64_t experts, int ran
   return out;
 }
 
-// `list` (best first, at most `keep`) with (s, r) in its place when it ranks among them.
-void keep_best(std::vector<GridPoint>& list, const Scheme& s, const CostReport& r, int keep) {
-  auto at = std::find_if(list.begin(), list.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
-  if (at == list.end() && static_cast<int>(list.size()) >= keep) return;
-  list.insert(at, GridPoint{s, r});
-  if (static_cast<int>(list.size()) > keep) list.pop_back();
-}
-
 }  // namespace
 
 MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_limit_s, int keep, int jobs) {
@@ -144,36 +136,6 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   const int blocks = count_blocks(g);
   const int64_t experts = routed_experts(g);
   MegatronGrid grid;
-  std::vector<GridPoint> plain_best, cp_best;
-  // A point is offered as its spec and report; its scheme is made again only where a list keeps
-  // it (a scheme per op of every one of thousands of points would not fit in memory).
-  auto offer = [&](const std::string& spec, const CostReport& r, const std::string& ep, bool context_parallel,
-                   const std::pair<std::vector<int>, int>& key) {
-    std::vector<GridPoint>& list = context_parallel ? cp_best : plain_best;
-    const int list_keep = context_parallel ? 1 : keep;
-    auto enters = [&](const std::vector<GridPoint>& l, int k) {
-      return static_cast<int>(l.size()) < k ||
-             std::any_of(l.begin(), l.end(), [&](const GridPoint& p) { return grid_better(r, p.report); });
-    };
-    const std::string key_ep = ep.empty() ? ep : ep.substr(1);  // without the leading ','
-    auto by_ep = grid.best_by_experts.find(key_ep);
-    const bool ep_needed = experts > 0 && (by_ep == grid.best_by_experts.end() || grid_better(r, by_ep->second.report));
-    const bool list_needed = enters(list, list_keep), best_needed = enters(grid.best, keep);
-    auto mine = grid.best_by_mesh.find(key);
-    const bool mesh_needed = mine == grid.best_by_mesh.end() || grid_better(r, mine->second.report);
-    if (!(list_needed || best_needed || ep_needed || mesh_needed)) return;
-    const Scheme s = make_scheme(spec, g, c, {});
-    if (list_needed) keep_best(list, s, r, list_keep);
-    if (ep_needed) {
-      if (by_ep == grid.best_by_experts.end()) grid.best_by_experts.emplace(key_ep, GridPoint{s, r});
-      else by_ep->second = GridPoint{s, r};
-    }
-    if (mesh_needed) {
-      if (mine == grid.best_by_mesh.end()) grid.best_by_mesh.emplace(key, GridPoint{s, r});
-      else mine->second = GridPoint{s, r};
-    }
-    if (best_needed) keep_best(grid.best, s, r, keep);
-  };
   // One task per (tp, pp, cp): its points are priced on --jobs threads (evaluate() of every point
   // is most of a search's first seconds), kept per task and offered in the walk's order, so the
   // grid does not depend on the number of threads (only the time limit can cut it short).
@@ -183,7 +145,9 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   };
   struct Priced {
     std::string spec;
+    // Without per_op; memory_only: peak_memory_bytes and feasible (false) alone.
     CostReport report;
+    bool memory_only = false;
     std::string ep;
     std::pair<std::vector<int>, int> mesh;  // the scheme's mesh and pipeline dim
   };
@@ -205,47 +169,112 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
     if (g.batch % dp) return;
     const int64_t per_replica = g.batch / dp;
     const std::string cp_opt = cp > 1 ? ",cp=" + std::to_string(cp) : "";
+    const std::vector<std::string> eps = expert_variants(experts, tp, dp);
+    // Per (ep, sp, options): out of memory under every recompute mode at a smaller micro-batch.
+    // At a fixed layout a larger micro-batch only holds more activations (peak memory grows with
+    // mb: tests/search/grid_layout_test.cpp), so such a point is not priced again.
+    std::vector<char> out_of_memory(eps.size() * 2 * 3, 0);
+    EvalCache cache;  // the task's meshes' boxing tables, built once for all its points
     for (int64_t mb = 1; mb <= per_replica; mb *= 2) {
       if (per_replica % mb) continue;
-      for (const std::string& ep : expert_variants(experts, tp, dp)) {
+      for (size_t e = 0; e < eps.size(); ++e) {
+        const std::string& ep = eps[e];
         for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
           bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
-          for (const std::string& options : option_variants(split, dp, sp)) {
-            if (!exists) break;
-            for (const char* rc : {"none", "selective", "full"}) {
+          const std::vector<std::string> variants = option_variants(split, dp, sp);
+          for (size_t v = 0; v < variants.size() && exists; ++v) {
+            const std::string& options = variants[v];
+            char& oom = out_of_memory[(e * 2 + sp) * 3 + v];
+            if (oom) continue;
+            bool fits = false, priced_every_mode = true;
+            // Made once with recompute=none: the recompute modes differ in Scheme::recompute alone.
+            Scheme s;
+            for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
               if (elapsed() > time_limit_s) {
                 cut[k] = 1;
                 return;
               }
               const std::string spec = "megatron:tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
                                        ",dp=" + std::to_string(dp) + cp_opt + ",mb=" + std::to_string(mb) + ep +
-                                       ",sp=" + std::to_string(sp) + ",recompute=" + rc + options;
-              Scheme s;
-              try {
-                s = make_scheme(spec, g, c, {});
-              } catch (const InputError&) {
-                exists = !options.empty();  // the plain layout failing rules out its variants too
+                                       ",sp=" + std::to_string(sp) + ",recompute=" +
+                                       std::string(recompute_name(rc)) + options;
+              if (rc == Recompute::none) {
+                try {
+                  s = make_scheme(spec, g, c, {});
+                } catch (const InputError&) {
+                  exists = !options.empty();  // the plain layout failing rules out its variants too
+                  priced_every_mode = false;
+                  break;
+                }
+              }
+              s.recompute = rc;
+              s.name = spec;
+              // Most points run out of memory: those are priced for memory alone (memory_fit).
+              const MemoryFit fit = memory_fit(g, c, s);
+              Priced p{spec, {}, !fit.fits, ep, {s.mesh_shape, s.pipeline_dim}};
+              if (fit.fits) {
+                p.report = evaluate(g, c, s, cache);
+                p.report.per_op = {};  // thousands of points x ops: only kept points need it (below)
+              } else {
+                p.report.feasible = false;
+                p.report.peak_memory_bytes = fit.peak_bytes;
+              }
+              priced[k].push_back(std::move(p));
+              if (fit.fits) {  // fits: more recompute only costs time
+                fits = true;
                 break;
               }
-              const CostReport r = evaluate(g, c, s);
-              priced[k].push_back({spec, r, ep, {s.mesh_shape, s.pipeline_dim}});
-              if (r.feasible) break;  // fits: more recompute only costs time
             }
+            oom = !fits && priced_every_mode;
           }
         }
       }
     }
   });
+  // The lists by report alone, in the walk's order; then a scheme is made again only for the
+  // points they keep (a scheme per op of every one of thousands of points would not fit in
+  // memory, and making one costs as much as pricing it), and a point priced for memory alone
+  // (memory_only: out of memory) is priced in full; every kept point is priced again with its
+  // per-op rows (the walk drops them).
+  std::vector<const Priced*> best, plain_best, cp_best;
+  std::map<std::pair<std::vector<int>, int>, const Priced*> by_mesh;
+  std::map<std::string, const Priced*> by_experts;
+  auto keep_best = [](std::vector<const Priced*>& list, const Priced* p, int list_keep) {
+    auto at = std::find_if(list.begin(), list.end(), [&](const Priced* q) { return grid_better(p->report, q->report); });
+    if (at == list.end() && static_cast<int>(list.size()) >= list_keep) return;
+    list.insert(at, p);
+    if (static_cast<int>(list.size()) > list_keep) list.pop_back();
+  };
+  auto keep_first_best = [](const Priced*& slot, const Priced* p) {
+    if (slot == nullptr || grid_better(p->report, slot->report)) slot = p;
+  };
   for (size_t k = 0; k < tasks.size(); ++k) {
-    for (Priced& p : priced[k]) {
+    for (const Priced& p : priced[k]) {
       ++grid.points;
       grid.feasible += p.report.feasible;
-      offer(p.spec, p.report, p.ep, tasks[k].cp > 1, p.mesh);
+      if (tasks[k].cp > 1) keep_best(cp_best, &p, 1);
+      else keep_best(plain_best, &p, keep);
+      if (experts > 0) keep_first_best(by_experts[p.ep.empty() ? p.ep : p.ep.substr(1)], &p);  // without the ','
+      keep_first_best(by_mesh[p.mesh], &p);
+      keep_best(best, &p, keep);
     }
     grid.truncated |= cut[k] != 0;
   }
-  grid.starts = std::move(plain_best);
-  grid.starts.insert(grid.starts.end(), cp_best.begin(), cp_best.end());
+  std::map<const Priced*, GridPoint> made;
+  auto point = [&](const Priced* p) -> const GridPoint& {
+    auto it = made.find(p);
+    if (it == made.end()) {
+      Scheme s = make_scheme(p->spec, g, c, {});
+      CostReport r = evaluate(g, c, s);
+      it = made.emplace(p, GridPoint{std::move(s), std::move(r)}).first;
+    }
+    return it->second;
+  };
+  for (const Priced* p : best) grid.best.push_back(point(p));
+  for (const auto& [key, p] : by_mesh) grid.best_by_mesh.emplace(key, point(p));
+  for (const auto& [key, p] : by_experts) grid.best_by_experts.emplace(key, point(p));
+  for (const Priced* p : plain_best) grid.starts.push_back(point(p));
+  for (const Priced* p : cp_best) grid.starts.push_back(point(p));
   return grid;
 }
 

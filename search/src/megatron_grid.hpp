@@ -9,6 +9,10 @@
 // --pipeline-model-parallel-layout, the work-balanced one (balanced_pipeline_layout), as layout=.
 // Context parallelism (cp) is tried on dense models with fused attention whose sequence leaves
 // each rank's two causal chunks at least 1,024 tokens (context_parallel_sizes).
+// Exact shortcuts of the walk (the same grid as pricing every point in full): a point is first
+// checked by memory_fit and priced by evaluate() only when it fits; a layout's larger micro-batches
+// are skipped once every recompute mode ran out of memory (peak memory grows with mb); boxing
+// tables are shared by a task's points (EvalCache); schemes are made again only for kept points.
 // Shared by the `megatron` baseline (its best point) and `cd-expert` (descent from `starts`).
 #pragma once
 #include <map>

@@ -8,6 +8,7 @@
 
 #include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/compute.hpp"
+#include "autoddl/costmodel/error.hpp"
 #include "autoddl/costmodel/stage_memory.hpp"
 #include "autoddl/costmodel/timeline.hpp"
 
@@ -27,12 +28,31 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   return evaluate(graph, cluster, scheme, nullptr);
 }
 
-CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
-                    IterationPlan* plan) {
+MemoryFit memory_fit(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme) {
+  const double peak = stage_memory(graph, scheme, make_eval_frame(graph, cluster, scheme)).peak_bytes;
+  return {peak, peak <= usable_memory_bytes(cluster.gpu)};
+}
+
+BoxingCache& EvalCache::boxing(const ClusterSpec& cluster, const Scheme& scheme, const DeviceMesh& sbp_mesh) {
+  if (cluster_ == nullptr) cluster_ = &cluster;
+  AUTODDL_CHECK(cluster_ == &cluster) << "an EvalCache serves one cluster";
+  std::unique_ptr<BoxingCache>& c = by_mesh_[{scheme.mesh_shape, scheme.pipeline_dim}];
+  if (!c) c = std::make_unique<BoxingCache>(sbp_mesh);
+  return *c;
+}
+
+namespace {
+
+// evaluate()'s phases with the boxing tables of `cache` (null: its own, for this call alone).
+CostReport evaluate_with(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme, IterationPlan* plan,
+                         EvalCache* shared) {
   const EvalFrame f = make_eval_frame(graph, cluster, scheme);
   if (plan) start_plan(*plan, f, graph, scheme);
   const std::vector<OpCompute> compute = compute_phase(cluster.gpu, graph, scheme, f.op_stage, plan);
-  BoxingCache cache(f.split.sbp_mesh);
+  // The SBP mesh is a function of the cluster, the mesh shape and the pipeline dim
+  // (split_pipeline_dim), which key the shared tables.
+  std::unique_ptr<BoxingCache> own = shared ? nullptr : std::make_unique<BoxingCache>(f.split.sbp_mesh);
+  BoxingCache& cache = shared ? shared->boxing(cluster, scheme, f.split.sbp_mesh) : *own;
   const BoxingPlan boxing = plan_boxing(graph, scheme, f, compute, cache, plan);
   const GradSyncPhase sync = sync_gradients(graph, scheme, f, compute, boxing, plan);
   const MemoryPhase memory = stage_memory(graph, scheme, f);
@@ -84,6 +104,16 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
     r.model_tflops_per_gpu = r.model_flops_per_iteration / r.iteration_s / r.devices / 1e12;
   }
   return r;
+}
+
+}  // namespace
+
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme, IterationPlan* plan) {
+  return evaluate_with(graph, cluster, scheme, plan, nullptr);
+}
+
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme, EvalCache& cache) {
+  return evaluate_with(graph, cluster, scheme, nullptr, &cache);
 }
 
 }  // namespace autoddl::costmodel

@@ -7,7 +7,10 @@
 // timeline.hpp (docs/architecture.md, "evaluate() phases"); this header includes the first
 // four, whose helpers (micro_batch_shape, recomputed, optimizer_shard_state, ...) it used to hold.
 #pragma once
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autoddl/costmodel/boxing.hpp"
@@ -28,6 +31,29 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
 // The same, also recording in `plan` (when not null) every item it priced, for replays.
 CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme,
                     IterationPlan* plan);
+
+// Boxing tables kept across evaluate() calls on one cluster, per (mesh, pipeline dim): a walk
+// over many schemes on the same meshes (the Megatron grid) builds each table once instead of
+// once per scheme. Not thread-safe: one per thread; bound to the first cluster it is used with.
+class EvalCache {
+ public:
+  BoxingCache& boxing(const ClusterSpec& cluster, const Scheme& scheme, const DeviceMesh& sbp_mesh);
+
+ private:
+  const ClusterSpec* cluster_ = nullptr;
+  std::map<std::pair<std::vector<int>, int>, std::unique_ptr<BoxingCache>> by_mesh_;
+};
+// evaluate() with its boxing tables from `cache` (the same report).
+CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme, EvalCache& cache);
+
+// The memory phase alone: evaluate()'s peak_memory_bytes and feasible, without the time phases
+// (compute, boxing, sync, timeline). A walk over thousands of layouts, most of them out of
+// memory, checks this first and prices in full only those that fit.
+struct MemoryFit {
+  double peak_bytes = 0;
+  bool fits = false;
+};
+MemoryFit memory_fit(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme);
 
 // "x:(S(0),B) w:(B,S(1)) -> (S(0),S(2))" for tables and scheme files.
 std::string signature_string(const Graph& graph, const Op& op, const OpSignature& sig);
