@@ -148,6 +148,10 @@ std::vector<int> quick_descent(const CostTables& t, const std::vector<Seed>& see
 
 }  // namespace
 
+double SearchContext::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
 void SearchContext::configure() {
   const auto t0 = std::chrono::steady_clock::now();
   const int pd = opt_.pipeline_dim;

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "../descend.hpp"
 #include "../expert_start.hpp"
@@ -58,6 +59,10 @@ constexpr double kSecondPassShare = 0.75;
 // Meshes searched at once, each against the best found before their wave (a constant, so the
 // result does not depend on --jobs).
 constexpr int kWave = 2;
+// cd-mesh fills its time limit. In a search of several methods it ends by this share of the time
+// limit counted from the search's start, leaving the rest to the methods after it (cd-expert, the
+// baselines) and to the wave in flight: the default search stays within one --time-limit.
+constexpr double kSearchShare = 0.9;
 
 struct Candidate {
   MeshCandidate m;
@@ -105,6 +110,9 @@ std::vector<Candidate> ordered_candidates(SearchContext& ctx, int devices) {
 std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // cd-mesh's own time limit (kSearchShare), on its clock.
+  const double limit_s =
+      std::min(ctx.options().time_limit_s, kSearchShare * ctx.options().time_limit_s - ctx.seconds());
   if (ctx.options().pipeline_dim >= 0) {
     skip = "with a pipeline dim the mesh is searched as given";
     return {};
@@ -116,10 +124,12 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   // The grid walk (shared with megatron and cd-expert) counts against this method's time limit
   // when it walks first: with none left, the meshes' bounds are not even computed.
   if (devices == c.total_gpus()) ctx.expert_grid();
-  if (elapsed() >= ctx.options().time_limit_s) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "the Megatron-LM grid walk used the time limit (%.0f s): no time left for the meshes",
-                  elapsed());
+  if (elapsed() >= limit_s) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "no time left for the meshes: the search had run %.0f s of its %.0f s time limit when cd-mesh began "
+                  "and the Megatron-LM grid walk %.0f s",
+                  ctx.seconds() - elapsed(), ctx.options().time_limit_s, elapsed());
     skip = buf;
     return {};
   }
@@ -154,7 +164,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     const Candidate& m = order[i];
     Outcome out;
     const double mesh_t0 = elapsed();
-    const double left = ctx.options().time_limit_s - mesh_t0;
+    const double left = limit_s - mesh_t0;
     const std::string name = mesh_label(m.m);
     auto line = [&, i](const std::string& what) {
       ctx.progress("cd-mesh " + name + " (" + std::to_string(i + 1) + "/" + std::to_string(order.size()) +
@@ -164,9 +174,8 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     row = {{"mesh", m.m.mesh}, {"pipeline_dim", m.m.pipeline_dim}, {"bound_s", m.bound.iteration_s},
            {"memory_bound_bytes", m.bound.memory_bytes}};
     // The search's depth by the mesh's start (see kDeepenMargin).
-    const double inf_s = std::numeric_limits<double>::infinity();
-    const double deepen_below = full_depth ? inf_s : to_beat * kDeepenMargin;
-    const double descend_below = full_depth ? inf_s : to_beat * kDescendMargin;
+    const double deepen_below = full_depth ? inf : to_beat * kDeepenMargin;
+    const double descend_below = full_depth ? inf : to_beat * kDescendMargin;
     auto percent = [](double margin) { return std::to_string(static_cast<int>(std::lround((margin - 1) * 100))) + "%"; };
     auto note = [&](SearchResult& r) { r.note = "mesh " + name + ", " + r.note; };
     if (m.expert && !full_depth) {  // cd-expert's descent from the grid's best point on this mesh
@@ -196,7 +205,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     SearchOptions o = ctx.options();
     o.mesh_shape = m.m.mesh;
     o.pipeline_dim = m.m.pipeline_dim;
-    o.time_limit_s = std::max(0.0, ctx.options().time_limit_s - elapsed());
+    o.time_limit_s = std::max(0.0, limit_s - elapsed());
     o.stage_compute_bound_s = m.bound.stage_compute_by_recompute_s;
     o.beat_iteration_s = to_beat;
     o.deepen_below_s = descend_below;
@@ -221,14 +230,13 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
         // No configuration's probe came within the margin: the probe is the mesh's result.
         SearchResult r = child.result("cd-mesh", *child.incumbent(), 0);
         r.note = "configuration probe, not descended (not within " + percent(kDescendMargin) + " of the best found)";
-        row["probe_only"] = true;
         row["depth"] = "probe";
         note(r);
         out.found.push_back(std::move(r));
       } else {
         // Neighbourhood moves from the 3 best plain end points where the probe is within
         // kDeepenMargin; plain descent from every seed only, farther off.
-        const bool deep = cfg.value("probe_iteration_s", std::numeric_limits<double>::infinity()) < deepen_below;
+        const bool deep = cfg.value("probe_iteration_s", inf) < deepen_below;
         CdOptions cd;
         cd.neighbourhood = deep;
         SearchResult r = descend_from_seeds(child, "cd-mesh", cd, /*joint_from_best=*/deep ? 3 : 0);
@@ -236,7 +244,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
         if (!deep) r.note += " (plain descent: the probe is not within " + percent(kDeepenMargin) + " of the best found)";
         // The partition again from the scheme found (rebalance.hpp).
         if (rebalance_stages(g, c, child.tables().options(), r.scheme, r.report,
-                             ctx.options().time_limit_s - elapsed())) {
+                             limit_s - elapsed())) {
           r.note += ", stages rebalanced";
           row["rebalanced"] = true;
         }
@@ -266,8 +274,24 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   // Meshes go in waves of kWave, searched in parallel with --jobs, each against the best found
   // before its wave: what is pruned and deepened does not depend on the number of threads.
   const int jobs = ctx.options().jobs;
-  int probe_only = 0, plain_only = 0;
-  std::vector<int> row_order;  // per row of `tried`, its mesh's index in `order`
+  auto run_wave = [&](const std::vector<size_t>& meshes, double to_beat, bool full_depth) {
+    std::vector<Outcome> outcomes(meshes.size());
+    const int inner_jobs = std::max(1, jobs / static_cast<int>(meshes.size()));
+    parallel_for(static_cast<int>(meshes.size()), jobs,
+                 [&](int w) { outcomes[w] = search_mesh(meshes[w], to_beat, inner_jobs, full_depth); });
+    return outcomes;
+  };
+  // Offers a mesh's candidates (their notes ending in `suffix`); returns the best of them.
+  auto offer_mesh = [&](Outcome& out, const char* suffix) {
+    std::optional<costmodel::CostReport> mesh_best;
+    for (SearchResult& r : out.found) {
+      r.note += suffix;
+      if (!mesh_best || costmodel::ranks_above(r.report, *mesh_best)) mesh_best = r.report;
+      offer(std::move(r));
+    }
+    return mesh_best;
+  };
+  std::vector<size_t> row_mesh;  // per row of `tried`, its mesh's index in `order`
   for (size_t i = 0; i < order.size();) {
     std::vector<size_t> wave;
     const double to_beat = beat();
@@ -284,31 +308,21 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
       wave.push_back(i);
     }
     if (wave.empty()) break;
-    if (ctx.options().time_limit_s - elapsed() <= 0) break;  // the rest: not reached
-    std::vector<Outcome> outcomes(wave.size());
-    const int inner_jobs = std::max(1, jobs / static_cast<int>(wave.size()));
-    parallel_for(static_cast<int>(wave.size()), jobs,
-                 [&](int w) { outcomes[w] = search_mesh(wave[w], to_beat, inner_jobs, false); });
+    if (limit_s - elapsed() <= 0) break;  // the rest: not reached
+    std::vector<Outcome> outcomes = run_wave(wave, to_beat, false);
     for (size_t w = 0; w < wave.size(); ++w) {
       Outcome& out = outcomes[w];
-      const Candidate& m = order[wave[w]];
       configs_pruned += out.configurations_pruned;
       if (out.every_configuration_pruned && out.found.empty()) {
-        prune(m, "bound: every configuration (micro-batches, chunks, recompute) is no faster than the best found",
+        prune(order[wave[w]],
+              "bound: every configuration (micro-batches, chunks, recompute) is no faster than the best found",
               pruned_bound);
         continue;
       }
-      costmodel::CostReport mesh_best;
-      bool mesh_have = false;
-      for (SearchResult& r : out.found) {
-        if (!mesh_have || costmodel::ranks_above(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
-        offer(std::move(r));
-      }
-      row_order.push_back(static_cast<int>(wave[w]));
-      probe_only += out.row.value("probe_only", false);
-      plain_only += out.row.value("depth", "") == "plain";
-      out.row["iteration_s"] = mesh_have ? nlohmann::json(mesh_best.iteration_s) : nlohmann::json(nullptr);
-      out.row["feasible"] = mesh_have && mesh_best.feasible;
+      const std::optional<costmodel::CostReport> mesh_best = offer_mesh(out, "");
+      row_mesh.push_back(wave[w]);
+      out.row["iteration_s"] = mesh_best ? nlohmann::json(mesh_best->iteration_s) : nlohmann::json(nullptr);
+      out.row["feasible"] = mesh_best && mesh_best->feasible;
       tried.push_back(std::move(out.row));
     }
   }
@@ -328,45 +342,39 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
                ? tried[a]["iteration_s"].get<double>() < tried[b]["iteration_s"].get<double>()
                : tried[a]["iteration_s"].is_number();
   });
-  const double second_pass_until = kSecondPassShare * ctx.options().time_limit_s;
+  const double second_pass_until = std::min(kSecondPassShare * ctx.options().time_limit_s, limit_s);
   int deepened = 0;
   for (size_t s0 = 0; s0 < shallow.size() && elapsed() < second_pass_until;) {
-    std::vector<size_t> wave;  // indices into `tried`
+    std::vector<size_t> rows, wave;  // rows of `tried`, and their meshes in `order`
     const double to_beat = beat();
     for (; s0 < shallow.size() && static_cast<int>(wave.size()) < kWave; ++s0) {
-      if (row_order[shallow[s0]] >= 0 && order[row_order[shallow[s0]]].bound.iteration_s < to_beat) {
-        wave.push_back(shallow[s0]);
+      if (order[row_mesh[shallow[s0]]].bound.iteration_s < to_beat) {
+        rows.push_back(shallow[s0]);
+        wave.push_back(row_mesh[shallow[s0]]);
       }
     }
     if (wave.empty()) continue;
-    std::vector<Outcome> outcomes(wave.size());
-    const int inner_jobs = std::max(1, jobs / static_cast<int>(wave.size()));
-    parallel_for(static_cast<int>(wave.size()), jobs, [&](int w) {
-      outcomes[w] = search_mesh(static_cast<size_t>(row_order[wave[w]]), to_beat, inner_jobs, true);
-    });
+    std::vector<Outcome> outcomes = run_wave(wave, to_beat, true);
     for (size_t w = 0; w < wave.size(); ++w) {
-      nlohmann::json& row = tried[wave[w]];
-      Outcome& out = outcomes[w];
-      costmodel::CostReport mesh_best;
-      bool mesh_have = false;
-      for (SearchResult& r : out.found) {
-        r.note += " (second pass)";
-        if (!mesh_have || costmodel::ranks_above(r.report, mesh_best)) mesh_best = r.report, mesh_have = true;
-        offer(std::move(r));
-      }
-      if (row.value("depth", "") == "probe") --probe_only;
-      else --plain_only;
+      nlohmann::json& row = tried[rows[w]];
+      const std::optional<costmodel::CostReport> mesh_best = offer_mesh(outcomes[w], " (second pass)");
       ++deepened;
       row["depth"] = "neighbourhood";
       row["second_pass"] = true;
-      row.erase("probe_only");
-      if (mesh_have && (!row["iteration_s"].is_number() || mesh_best.iteration_s < row["iteration_s"].get<double>() ||
-                        (mesh_best.feasible && !row.value("feasible", false)))) {
-        row["iteration_s"] = mesh_best.iteration_s;
-        row["feasible"] = mesh_best.feasible;
+      if (mesh_best && (!row["iteration_s"].is_number() || mesh_best->iteration_s < row["iteration_s"].get<double>() ||
+                        (mesh_best->feasible && !row.value("feasible", false)))) {
+        row["iteration_s"] = mesh_best->iteration_s;
+        row["feasible"] = mesh_best->feasible;
       }
-      row["seconds"] = row["seconds"].get<double>() + out.row["seconds"].get<double>();
+      row["seconds"] = row["seconds"].get<double>() + outcomes[w].row["seconds"].get<double>();
     }
+  }
+  // Meshes that kept a shallow depth (the second pass did not reach them).
+  int probe_only = 0, plain_only = 0;
+  for (const nlohmann::json& row : tried) {
+    const std::string depth = row.value("depth", "");
+    probe_only += depth == "probe";
+    plain_only += depth == "plain";
   }
   const size_t not_reached = order.size() - tried.size() - pruned.size();  // past the time limit
   ctx.progress("cd-mesh: " + std::to_string(tried.size()) + " of " + std::to_string(order.size()) + " meshes searched (" +

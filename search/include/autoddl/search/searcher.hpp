@@ -4,6 +4,7 @@
 // SearchContext, so CD, neighbourhood CD, the ILP and the DP price the same objective, and the
 // ILP's bound measures how far each of them is from the optimum.
 #pragma once
+#include <chrono>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -122,6 +123,8 @@ class SearchContext {
   SearchResult result(const std::string& method, const std::vector<int>& choice, double search_s);
   // Reports progress through options().progress.
   void progress(const std::string& line) const;
+  // Seconds since the context was made: how long the search (its methods so far) has run.
+  double seconds() const;
 
  private:
   void configure();
@@ -138,6 +141,7 @@ class SearchContext {
   double incumbent_s_ = 0;
   std::unique_ptr<MegatronGrid> grid_;
   bool pruned_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 struct Searcher {
