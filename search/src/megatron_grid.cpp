@@ -86,13 +86,27 @@ PipelineSplit pipeline_split(const Graph& g, int blocks, int pp) {
 // optimizer when dp > 1, userbuffers tp overlap with sp), and those with the interleaved schedule
 // and overlapped p2p (pipeline_split: one layer per chunk when pp divides the layers, the
 // smallest bubble and in-flight activations; pp_overlap hides the extra sends). An uneven split
-// carries its layout= in every suffix.
-std::vector<std::string> option_variants(const PipelineSplit& split, int dp, int sp) {
+// carries its layout= in every suffix. Without a pipeline, on a dense model with data- or
+// context-parallel ranks, Megatron-FSDP too (fsdp=1, as Megatron-Bridge's Llama 3 70B recipes for
+// Blackwell run it), with tp overlap under sp; and when the data-parallel ranks span nodes, its
+// hybrid sharding with one shard group per node (hsdp=R: the gathers stay on NVLink).
+constexpr int kMaxOptionVariants = 4;
+std::vector<std::string> option_variants(const PipelineSplit& split, int pp, int tp, int dp, int cp, int sp, bool moe,
+                                         int gpus_per_node) {
   std::vector<std::string> out = {split.plain};
   std::string modern = dp > 1 ? ",dist_opt=1" : "";
   if (sp) modern += ",tp_overlap=1";
   if (!modern.empty()) out.push_back(modern + split.plain);
   if (!split.interleaved.empty()) out.push_back(modern + split.interleaved + ",pp_overlap=1");
+  if (pp == 1 && !moe && dp * cp > 1) {
+    const std::string overlap = sp ? ",tp_overlap=1" : "";
+    out.push_back(",fsdp=1" + overlap);
+    const int64_t ranks = int64_t{tp} * cp * dp;
+    const int64_t replicas = ranks / gpus_per_node;
+    if (ranks % gpus_per_node == 0 && replicas >= 2 && dp % replicas == 0 && dp / replicas >= 2 && !(cp > 1 && tp > 1)) {
+      out.push_back(",fsdp=1,hsdp=" + std::to_string(replicas) + overlap);
+    }
+  }
   return out;
 }
 
@@ -145,9 +159,8 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   };
   struct Priced {
     std::string spec;
-    // Without per_op; memory_only: peak_memory_bytes and feasible (false) alone.
+    // Without per_op; out of memory: peak_memory_bytes and feasible (false) alone.
     CostReport report;
-    bool memory_only = false;
     std::string ep;
     std::pair<std::vector<int>, int> mesh;  // the scheme's mesh and pipeline dim
   };
@@ -173,7 +186,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
     // Per (ep, sp, options): out of memory under every recompute mode at a smaller micro-batch.
     // At a fixed layout a larger micro-batch only holds more activations (peak memory grows with
     // mb: tests/search/grid_layout_test.cpp), so such a point is not priced again.
-    std::vector<char> out_of_memory(eps.size() * 2 * 3, 0);
+    std::vector<char> out_of_memory(eps.size() * 2 * kMaxOptionVariants, 0);
     EvalCache cache;  // the task's meshes' boxing tables, built once for all its points
     for (int64_t mb = 1; mb <= per_replica; mb *= 2) {
       if (per_replica % mb) continue;
@@ -181,10 +194,11 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
         const std::string& ep = eps[e];
         for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
           bool exists = true;  // the plain layout exists: (tp, pp, dp, mb, ep) fits the model
-          const std::vector<std::string> variants = option_variants(split, dp, sp);
+          const std::vector<std::string> variants = option_variants(split, pp, tp, dp, cp, sp, experts > 0, c.gpus_per_node);
+          AUTODDL_CHECK(variants.size() <= static_cast<size_t>(kMaxOptionVariants)) << "option variants";
           for (size_t v = 0; v < variants.size() && exists; ++v) {
             const std::string& options = variants[v];
-            char& oom = out_of_memory[(e * 2 + sp) * 3 + v];
+            char& oom = out_of_memory[(e * 2 + sp) * kMaxOptionVariants + v];
             if (oom) continue;
             bool fits = false, priced_every_mode = true;
             // Made once with recompute=none: the recompute modes differ in Scheme::recompute alone.
@@ -211,7 +225,7 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
               s.name = spec;
               // Most points run out of memory: those are priced for memory alone (memory_fit).
               const MemoryFit fit = memory_fit(g, c, s);
-              Priced p{spec, {}, !fit.fits, ep, {s.mesh_shape, s.pipeline_dim}};
+              Priced p{spec, {}, ep, {s.mesh_shape, s.pipeline_dim}};
               if (fit.fits) {
                 p.report = evaluate(g, c, s, cache);
                 p.report.per_op = {};  // thousands of points x ops: only kept points need it (below)
@@ -233,9 +247,9 @@ MegatronGrid megatron_grid(const Graph& g, const ClusterSpec& c, double time_lim
   });
   // The lists by report alone, in the walk's order; then a scheme is made again only for the
   // points they keep (a scheme per op of every one of thousands of points would not fit in
-  // memory, and making one costs as much as pricing it), and a point priced for memory alone
-  // (memory_only: out of memory) is priced in full; every kept point is priced again with its
-  // per-op rows (the walk drops them).
+  // memory, and making one costs as much as pricing it); every kept point is priced again in
+  // full, with its per-op rows (the walk drops them; an out-of-memory point was priced for memory
+  // alone).
   std::vector<const Priced*> best, plain_best, cp_best;
   std::map<std::pair<std::vector<int>, int>, const Priced*> by_mesh;
   std::map<std::string, const Priced*> by_experts;

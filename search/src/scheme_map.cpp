@@ -51,6 +51,7 @@ void keep_framework_options(const Scheme& from, Scheme& to) {
   to.overlap_param_gather = from.overlap_param_gather && to.shard_optimizer;
   to.grad_reduce_16bit = from.grad_reduce_16bit;
   to.overlap_cp_comm = from.overlap_cp_comm;
+  to.fsdp = from.fsdp && to.regather_in_backward;
 }
 
 TableOptions table_options_of(const Scheme& e, int n_ops) {

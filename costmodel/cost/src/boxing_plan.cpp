@@ -3,6 +3,7 @@
 // collectives per micro-batch, in op order.
 #include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/op_registry.hpp"
+#include "autoddl/costmodel/sm_contention.hpp"
 
 #include <algorithm>
 
@@ -92,6 +93,15 @@ int state(const BoxingTable& table, const NdSbp& s, const std::string& what) {
 
 }  // namespace
 
+std::vector<int> fsdp_layers(const Graph& graph, const std::vector<int>& op_stage) {
+  std::vector<int> layer(graph.ops.size(), 0);
+  for (size_t i = 1; i < graph.ops.size(); ++i) {
+    const bool same = graph.ops[i].block == graph.ops[i - 1].block && op_stage[i] == op_stage[i - 1];
+    layer[i] = layer[i - 1] + (same ? 0 : 1);
+  }
+  return layer;
+}
+
 bool regather_reader(const Graph& graph, const Scheme& scheme, int reader, int t, const NdSbp& layout) {
   const Op& op = graph.ops[reader];
   return multiplies_weight(graph, op) && op.inputs[0] == t && scheme.op_sigs[reader].in[0] == layout;
@@ -171,6 +181,44 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
     ring_fwd_left[i] = steps * compute[i].fwd_s;
     ring_bwd_left[i] = steps * (compute[i].bwd_s - compute[i].recompute_s);
   }
+  // FSDP (Scheme::fsdp): ops in runs of one block label on one stage are a layer, whose
+  // parameters FSDP gathers together. A layer's forward gather is prefetched under the previous
+  // layer's forward compute, its backward re-gather under the next layer's backward (which runs
+  // before it), so each hides under what that layer's compute has left; the first layer's
+  // forward gather and the last layer's backward one have nothing before them. The hidden part
+  // still runs NCCL's CTAs beside the compute (sm_contention.hpp).
+  std::vector<int> layer;
+  std::vector<double> layer_fwd_left, layer_bwd_left;
+  std::vector<int> layer_stage;
+  if (scheme.fsdp) {
+    layer = fsdp_layers(graph, f.op_stage);
+    const size_t layers = n_ops > 0 ? static_cast<size_t>(layer.back()) + 1 : 0;
+    layer_fwd_left.assign(layers, 0);
+    layer_bwd_left.assign(layers, 0);
+    layer_stage.assign(layers, 0);
+    for (int i = 0; i < n_ops; ++i) {
+      layer_fwd_left[layer[i]] += compute[i].fwd_s;
+      layer_bwd_left[layer[i]] += compute[i].bwd_s;
+      layer_stage[layer[i]] = f.op_stage[i];
+    }
+  }
+  // Seconds of FSDP's gather `from` -> `to` exposed when it is prefetched under layer `under`'s
+  // remaining compute `left` (no such layer on this stage: all of it), plus what its NCCL kernel's
+  // SMs cost that compute, which is also added to `sm_s` (the plan's record).
+  auto prefetched = [&](const BoxingTable& table, int from, int to, std::vector<double>& left, int under, int stage,
+                        double* sm_s) {
+    const double gather = table.time_s(from, to);
+    if (under < 0 || under >= static_cast<int>(left.size()) || layer_stage[under] != stage) return gather;
+    const double hidden = std::min(gather, left[under]);
+    left[under] -= hidden;
+    int channels = 0;
+    for (const BoxingStep& st : table.path(from, to)) {
+      channels = std::max(channels, f.split.sbp_mesh.collective(st.dim, st.kind, st.bytes).channels);
+    }
+    const double sm = sm_contention_s(hidden, channels, f.sm_count);
+    if (sm_s) *sm_s += sm;
+    return gather - hidden + sm;
+  };
   auto under_ring = [&](std::vector<double>& left, int i, double comm_s) {
     const double hidden = std::min(comm_s, left[i]);
     left[i] -= hidden;
@@ -202,14 +250,18 @@ BoxingPlan plan_boxing(const Graph& graph, const Scheme& scheme, const EvalFrame
           pop->inputs[k].tensor = t;
         }
         if (gather > 0) {
-          ob.fwd_s += gather;
+          ob.fwd_s += scheme.fsdp ? prefetched(table, in.from, in.to, layer_fwd_left, layer[i] - 1, stage,
+                                               pop ? &pop->fsdp_fwd_sm_s : nullptr)
+                                  : gather;
           table.tally(in.from, in.to, tally);
           if (pop) {
             pop->inputs[k].fwd = table.path(in.from, in.to);
             pop->inputs[k].fwd_route = table.route(in.from, in.to);
           }
           if (param_gather_runs(scheme.regather_in_backward) > 1) {
-            ob.bwd_s += gather;
+            ob.bwd_s += scheme.fsdp ? prefetched(table, in.from, in.to, layer_bwd_left, layer[i] + 1, stage,
+                                                 pop ? &pop->fsdp_bwd_sm_s : nullptr)
+                                    : gather;
             table.tally(in.from, in.to, tally);
             if (pop) pop->inputs[k].bwd = table.path(in.from, in.to);
           }

@@ -12,6 +12,8 @@
 #include "autoddl/costmodel/stage_memory.hpp"
 #include "autoddl/costmodel/timeline.hpp"
 
+#include <optional>
+
 namespace autoddl::costmodel {
 
 std::string signature_string(const Graph& graph, const Op& op, const OpSignature& sig) {
@@ -28,9 +30,14 @@ CostReport evaluate(const Graph& graph, const ClusterSpec& cluster, const Scheme
   return evaluate(graph, cluster, scheme, nullptr);
 }
 
+namespace {
+// The one feasibility rule of memory_fit() and evaluate(): the peak fits in the GPU's usable memory.
+bool fits_in_memory(double peak_bytes, const GpuSpec& gpu) { return peak_bytes <= usable_memory_bytes(gpu); }
+}  // namespace
+
 MemoryFit memory_fit(const Graph& graph, const ClusterSpec& cluster, const Scheme& scheme) {
   const double peak = stage_memory(graph, scheme, make_eval_frame(graph, cluster, scheme)).peak_bytes;
-  return {peak, peak <= usable_memory_bytes(cluster.gpu)};
+  return {peak, fits_in_memory(peak, cluster.gpu)};
 }
 
 BoxingCache& EvalCache::boxing(const ClusterSpec& cluster, const Scheme& scheme, const DeviceMesh& sbp_mesh) {
@@ -51,7 +58,8 @@ CostReport evaluate_with(const Graph& graph, const ClusterSpec& cluster, const S
   const std::vector<OpCompute> compute = compute_phase(cluster.gpu, graph, scheme, f.op_stage, plan);
   // The SBP mesh is a function of the cluster, the mesh shape and the pipeline dim
   // (split_pipeline_dim), which key the shared tables.
-  std::unique_ptr<BoxingCache> own = shared ? nullptr : std::make_unique<BoxingCache>(f.split.sbp_mesh);
+  std::optional<BoxingCache> own;
+  if (!shared) own.emplace(f.split.sbp_mesh);
   BoxingCache& cache = shared ? shared->boxing(cluster, scheme, f.split.sbp_mesh) : *own;
   const BoxingPlan boxing = plan_boxing(graph, scheme, f, compute, cache, plan);
   const GradSyncPhase sync = sync_gradients(graph, scheme, f, compute, boxing, plan);
@@ -91,7 +99,7 @@ CostReport evaluate_with(const Graph& graph, const ClusterSpec& cluster, const S
                             : std::string(dtype_name(f.train_dtype));
   r.memory_capacity_bytes = usable_memory_bytes(cluster.gpu);
   r.memory_reserve_bytes = cluster.gpu.memory_reserve_bytes;
-  if (r.peak_memory_bytes > r.memory_capacity_bytes) {
+  if (!fits_in_memory(r.peak_memory_bytes, cluster.gpu)) {
     r.feasible = false;
     r.infeasible_reason = memory_infeasible_reason(memory, cluster.gpu, f.stages);
   }

@@ -115,6 +115,7 @@ void start_plan(IterationPlan& plan, const EvalFrame& f, const Graph& graph, con
   plan.micro_batches = f.micro_batches;
   plan.virtual_stages = f.virtual_stages;
   plan.schedule = scheme.schedule;
+  plan.fsdp = scheme.fsdp;
   plan.pipeline_tier = f.split.tier;
   plan.ops.resize(graph.ops.size());
   plan.buckets.resize(S);

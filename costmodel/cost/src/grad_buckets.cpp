@@ -139,11 +139,12 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
     }
   }
   // Gradient readiness: the last micro-batch's backward walks ops in reverse order per stage.
-  std::vector<double> bwd_clock(S, 0), ready_at(n_ops, 0);
+  std::vector<double> bwd_clock(S, 0), ready_at(n_ops, 0), stage_fwd_s(S, 0);
   for (int i = n_ops - 1; i >= 0; --i) {
     const int s = f.op_stage[i];
     bwd_clock[s] += compute[i].bwd_s + boxing.ops[i].bwd_s + boxing.ops[i].bwd_send_s;
     ready_at[i] = bwd_clock[s];
+    stage_fwd_s[s] += compute[i].fwd_s + boxing.ops[i].fwd_s;
   }
   GradSyncPhase out;
   out.param_gather_s.assign(S, 0);
@@ -170,8 +171,21 @@ GradSyncPhase sync_gradients(const Graph& graph, const Scheme& scheme, const Eva
     }
     std::stable_sort(uniq.begin(), uniq.end(), [](const GradSync& a, const GradSync& b) { return a.ready_s < b.ready_s; });
     double sync_total = 0, stolen = 0;
-    const double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], f.split.sbp_mesh, out.stage_tally[s],
-                                        sync_total, plan ? &plan->buckets[s] : nullptr, f.sm_count, &stolen);
+    CommTally sync_tally;
+    double exposed = sync_buckets(uniq, scheme.bucket_bytes, bwd_clock[s], f.split.sbp_mesh, sync_tally, sync_total,
+                                  plan ? &plan->buckets[s] : nullptr, f.sm_count, &stolen);
+    if (scheme.fsdp && f.micro_batches > 1) {
+      // FSDP reduce-scatters every micro-batch's gradients into the shards (its sharded gradients
+      // leave no full buffer to accumulate in: PyTorch FSDP's "sharded gradient accumulation").
+      // Each earlier micro-batch's sync runs on under the next micro-batch's forward.
+      const int earlier = f.micro_batches - 1;
+      const double past_forward = std::max(0.0, exposed - stage_fwd_s[s]);
+      exposed += earlier * past_forward;
+      stolen *= f.micro_batches;
+      sync_total *= f.micro_batches;
+      sync_tally = sync_tally.scaled(f.micro_batches);
+    }
+    out.stage_tally[s] += sync_tally;
     out.exposed_s = std::max(out.exposed_s, exposed);
     tail = std::max(tail, exposed + stolen);
     out.total_s = std::max(out.total_s, sync_total);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "autoddl/costmodel/activation_memory.hpp"
+#include "autoddl/costmodel/boxing_plan.hpp"
 #include "autoddl/costmodel/compute.hpp"
 
 namespace autoddl::costmodel {
@@ -76,11 +77,15 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
   out.optimizer_params.assign(S, 0);
   std::vector<double> param_mem(S, 0), act_mem(S, 0), transient(S, 0);
   std::vector<int> param_stage(graph.tensors.size(), -1);
+  // FSDP (Scheme::fsdp): the gathered parameters and their gradients of each layer (fsdp_layers).
+  const std::vector<int> layer = scheme.fsdp ? fsdp_layers(graph, f.op_stage) : std::vector<int>{};
+  std::vector<double> layer_gathered, layer_grads;
+  std::vector<int> layer_stage;
   for (int i = 0; i < n_ops; ++i) {
     const Op& op = graph.ops[i];
     const OpSignature& sig = scheme.op_sigs[i];
     const int s = f.op_stage[i];
-    double gathered = 0;
+    double gathered = 0, gathered_grads = 0;
     for (int k = 0; k < sig.n_in; ++k) {
       const int t = op.inputs[k];
       const Tensor& tensor = graph.tensors[t];
@@ -89,6 +94,8 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
       double use_local = local_bytes(sig.in[k], f.sbp_shape.data(), static_cast<double>(tensor.bytes()));
       double store_local = local_bytes(st, f.sbp_shape.data(), static_cast<double>(tensor.bytes()));
       gathered += std::max(0.0, use_local - store_local);
+      gathered_grads += std::max(0.0, use_local - store_local) *
+                        grad_reduce_bytes_per_param(tensor.dtype, scheme.grad_reduce_16bit) / dtype_bytes(tensor.dtype);
       if (param_stage[t] == s) continue;
       param_stage[t] = s;
       const ParamMemory pm = param_memory(tensor, st, f.sbp_shape, scheme.shard_optimizer, opt_bpp, grad_bpp);
@@ -96,6 +103,27 @@ MemoryPhase stage_memory(const Graph& graph, const Scheme& scheme, const EvalFra
       out.optimizer_params[s] += pm.optimizer_params;  // each replica steps only its shard
     }
     transient[s] = std::max(transient[s], gathered);
+    if (scheme.fsdp) {
+      if (i == 0 || layer[i] != layer[i - 1]) {
+        layer_gathered.push_back(0);
+        layer_grads.push_back(0);
+        layer_stage.push_back(s);
+      }
+      layer_gathered.back() += gathered;
+      layer_grads.back() += gathered_grads;
+    }
+  }
+  // FSDP holds a layer's gathered parameters and its full gradient (until the reduce-scatter into
+  // the shard) while the neighbour it prefetches is gathered too: the next layer in forward, the
+  // previous one in backward (FSDP2's and Megatron-FSDP's two parameter buffers).
+  for (size_t l = 0; l < layer_gathered.size(); ++l) {
+    double neighbour = 0;
+    if (l > 0 && layer_stage[l - 1] == layer_stage[l]) neighbour = layer_gathered[l - 1];
+    if (l + 1 < layer_gathered.size() && layer_stage[l + 1] == layer_stage[l]) {
+      neighbour = std::max(neighbour, layer_gathered[l + 1]);
+    }
+    const int s = layer_stage[l];
+    transient[s] = std::max(transient[s], layer_gathered[l] + layer_grads[l] + neighbour);
   }
   // Saved activations of one micro-batch, at their producer's SBP: what backward reads
   // (activation_memory.hpp); full recompute holds one block's recomputed tensors at a time.

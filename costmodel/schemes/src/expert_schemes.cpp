@@ -68,15 +68,18 @@ std::vector<NdSbp> storage_from_use(const Graph& g, const std::vector<OpSignatur
   return st;
 }
 
-// ZeRO-3 / FSDP storage: on each data dim, split a parameter on its first axis that still
-// divides (after the other dims' splits); tiny parameters that divide nowhere stay replicated.
+// ZeRO-3 / FSDP storage: on each data dim (and context dim, where parameters are replicated as
+// on data dims: Megatron-FSDP shards over the data-and-context-parallel group), split a parameter
+// on its first axis that still divides (after the other dims' splits); tiny parameters that
+// divide nowhere stay replicated. `replicate_dim` (HSDP's replica dim, -1: none) is not sharded.
 void shard_on_data_dims(const Graph& g, const std::vector<int>& shape, const std::vector<DimRole>& roles,
-                        std::vector<NdSbp>& st) {
+                        std::vector<NdSbp>& st, int replicate_dim = -1) {
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     const Tensor& x = g.tensors[t];
     if (x.role != TensorRole::parameter) continue;
     for (size_t d = 0; d < roles.size(); ++d) {
-      if (roles[d] != DimRole::data || !st[t].dims[d].is_broadcast()) continue;
+      const bool replica_dim = roles[d] == DimRole::data || roles[d] == DimRole::context;
+      if (!replica_dim || static_cast<int>(d) == replicate_dim || !st[t].dims[d].is_broadcast()) continue;
       for (int a = 0; a < static_cast<int>(x.shape.size()); ++a) {
         NdSbp trial = st[t];
         trial.dims[d] = Sbp::split(a);
@@ -239,11 +242,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
                 const std::vector<int>& mesh_shape) {
   auto kv = parse_params(params);
   for (const auto& [k, v] : kv) {
-    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout", "recompute_modules", "cp", "cp_comm_type"};
+    static const char* known[] = {"tp", "pp", "dp", "mb", "interleave", "sp", "recompute", "schedule", "sg", "dist_opt", "tp_overlap", "pp_overlap", "grad_reduce_bf16", "param_overlap", "ep", "etp", "layout", "recompute_modules", "cp", "cp_comm_type", "fsdp", "hsdp"};
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok) {
-      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout, recompute_modules, cp, cp_comm_type)");
+      fail(k, "unknown megatron parameter (known: tp, pp, dp, mb, interleave, sp, recompute, schedule, sg, dist_opt, tp_overlap, pp_overlap, grad_reduce_bf16, param_overlap, ep, etp, layout, recompute_modules, cp, cp_comm_type, fsdp, hsdp)");
     }
   }
   // No mesh dim, and no virtual-stage count, exceeds the largest cluster's GPUs.
@@ -291,8 +294,45 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   s.scatter_gather_sends = sg == "1";
   // --use-distributed-optimizer: optimizer state and fp32 master weights sharded over dp,
   // gradients reduce-scattered and parameters all-gathered (ZeRO-1, Scheme::shard_optimizer).
-  const std::string dist_opt = flag01(kv, "dist_opt", "0");
-  s.shard_optimizer = dist_opt == "1";
+  // fsdp=1: Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy
+  // optim_grads_params, which Megatron-LM's user guide runs with --use-distributed-optimizer):
+  // parameters, gradients and optimizer state sharded over the data- and context-parallel ranks,
+  // each layer's parameters gathered before its forward and again before its backward, prefetched
+  // (Scheme::fsdp).
+  const std::string fsdp = flag01(kv, "fsdp", "0");
+  if (fsdp == "1") {
+    if (eg.moe) fail("fsdp", "Megatron-FSDP with experts is not modelled yet (issue 30)");
+    if (int64_t{dp} * cp < 2) fail("fsdp", "needs dp*cp > 1 (the ranks it shards over)");
+    if (kv.count("dist_opt") && kv.at("dist_opt") != "1") {
+      fail("dist_opt", "must be 1 with fsdp=1 (Megatron-FSDP runs with --use-distributed-optimizer)");
+    }
+    if (kv.count("param_overlap") && kv.at("param_overlap") == "1") {
+      fail("param_overlap", "does not apply with fsdp=1: parameters stay sharded after the step and each layer's "
+                            "gather is prefetched under the previous layer (no post-step all-gather to overlap)");
+    }
+  }
+  // hsdp=R: hybrid sharding (Megatron-FSDP's --num-distributed-optimizer-instances R with
+  // --outer-dp-sharding-strategy no_shard; torchtitan's data_parallel_replicate_degree R): the
+  // data-parallel ranks cut into R replicas of a shard group of dp/R consecutive ranks (inside a
+  // node or an NVLink domain when dp/R·cp·tp fits there), parameters, gradients and optimizer
+  // state sharded within the group and replicated across, gradients reduce-scattered within it
+  // and all-reduced across.
+  const int hsdp = static_cast<int>(integer_param(kv, "hsdp", 1, kMaxDim));
+  if (kv.count("hsdp")) {
+    if (fsdp != "1") fail("hsdp", "needs fsdp=1 (hybrid sharding replicates FSDP's shard group)");
+    if (hsdp < 2 || dp % hsdp != 0 || dp / hsdp < 2) {
+      fail("hsdp", "must divide dp = " + std::to_string(dp) + " into at least 2 replicas of at least 2 ranks (got " +
+                       std::to_string(hsdp) + ")");
+    }
+    if (cp > 1 && tp > 1) {
+      fail("hsdp", "with cp and tp needs 4 data/model mesh dims (replicas, shards, cp, tp): at most " +
+                       std::to_string(kMaxMeshDims) + " are modelled");
+    }
+  }
+  const std::string dist_opt = flag01(kv, "dist_opt", fsdp);
+  // HSDP's outer no_shard: the optimizer state is sharded within the shard group only (the
+  // parameter storage's split), not across the replicas.
+  s.shard_optimizer = dist_opt == "1" && hsdp == 1;
   // --tp-comm-overlap: Megatron-LM accepts it only with sequence parallelism (the overlapped
   // collectives are sp's all-gather and reduce-scatter).
   const std::string tp_overlap = flag01(kv, "tp_overlap", "0");
@@ -308,7 +348,7 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   s.grad_reduce_16bit = grad_reduce_bf16 == "1";
   // --overlap-param-gather: on with the distributed optimizer by default, as Megatron-Bridge's and
   // NeMo's recipes set it (DistributedDataParallelConfig(overlap_param_gather=True)).
-  const std::string param_overlap = flag01(kv, "param_overlap", dist_opt);
+  const std::string param_overlap = flag01(kv, "param_overlap", fsdp == "1" ? "0" : dist_opt);
   if (param_overlap == "1" && dist_opt != "1") fail("param_overlap", "needs dist_opt=1 (it overlaps the distributed optimizer's parameter all-gather)");
   s.overlap_param_gather = param_overlap == "1";
   s.overlap_cp_comm = cp_ring;
@@ -356,7 +396,16 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
     s.pipeline_dim = 0;
   }
   const int ep_on_dp = eg.etp == tp ? eg.ep : eg.ep / tp;
-  if (dp / ep_on_dp > 1) {
+  int replicate_dim = -1;  // HSDP's replica dim among the SBP dims
+  if (hsdp > 1) {  // [R, dp/R]: the shard group is the inner, consecutive ranks
+    replicate_dim = static_cast<int>(roles.size());
+    s.mesh_shape.push_back(hsdp);
+    roles.push_back(DimRole::data);
+    expert_roles.push_back(DimRole::data);
+    s.mesh_shape.push_back(dp / hsdp);
+    roles.push_back(DimRole::data);
+    expert_roles.push_back(DimRole::data);
+  } else if (dp / ep_on_dp > 1) {
     s.mesh_shape.push_back(dp / ep_on_dp);
     roles.push_back(DimRole::data);
     expert_roles.push_back(DimRole::data);
@@ -393,6 +442,11 @@ Scheme megatron(const std::string& params, const Graph& g, const ClusterSpec& c,
   if (eg.ep > 1) opt.expert_roles = expert_roles;
   s.op_sigs = lower_roles(g, sbp, roles, s.micro_batches, opt);
   s.param_storage = storage_from_use(g, s.op_sigs, static_cast<int>(sbp.size()));
+  if (fsdp == "1") {
+    shard_on_data_dims(g, sbp, roles, s.param_storage, replicate_dim);
+    s.regather_in_backward = true;
+    s.fsdp = true;
+  }
   if (tp > 1) {
     // Megatron-LM splits attention by heads and refuses heads % tp != 0; so do we, rather
     // than pricing an attention that all-reduces its score matrix. The CLI catches this and, for
@@ -475,7 +529,7 @@ const std::vector<ExpertSchemeRow>& expert_schemes() {
       {"megatron",
        "megatron:tp=T,pp=P,dp=D[,mb=M][,interleave=V][,sp=0|1][,recompute=...][,sg=0|1][,dist_opt=0|1]"
        "[,tp_overlap=0|1][,pp_overlap=0|1][,ep=E][,etp=1|T][,layout=Et|(tt|)*30L][,recompute_modules=a+b]"
-       "[,cp=C][,cp_comm_type=p2p|all_gather]",
+       "[,cp=C][,cp_comm_type=p2p|all_gather][,fsdp=0|1][,hsdp=R]",
        "megatron:tp=..,pp=..,dp=..", "Megatron-LM: tensor x pipeline x data parallel (Narayanan et al. 2021)",
        megatron, true, nullptr, "megatron:tp=8,pp=1,dp=2"},
   };

@@ -60,8 +60,19 @@ std::string write_megatron_bridge(const Graph& g, const MegatronLayout& l) {
     set("model.recompute_num_layers", "1");
   }
   set("ddp.use_distributed_optimizer", py(l.dist_opt));
+  if (l.fsdp) {  // Megatron-FSDP, as Megatron-Bridge's Llama 3 70B Blackwell recipes set it
+    set("ddp.use_megatron_fsdp", "True");
+    set("ddp.data_parallel_sharding_strategy", "\"optim_grads_params\"");
+    set("model.gradient_accumulation_fusion", "False");
+    set("checkpoint.ckpt_format", "\"fsdp_dtensor\"");
+    if (l.hsdp > 1) {  // hybrid sharding: replicas of the shard group, not sharded across
+      set("ddp.num_distributed_optimizer_instances", std::to_string(l.hsdp));
+      set("ddp.outer_dp_sharding_strategy", "\"no_shard\"");
+    }
+  }
   set("ddp.overlap_grad_reduce", "True");  // the cost model overlaps it with the last backward
-  set("ddp.overlap_param_gather", py(l.param_overlap));
+  // Under Megatron-FSDP the same option prefetches each layer's parameter all-gather.
+  set("ddp.overlap_param_gather", py(l.param_overlap || l.fsdp));
   // bf16 gradients reduced in fp32 main gradients unless grad_reduce_bf16 (fp16 reduces in fp16).
   set("ddp.grad_reduce_in_fp32", py(dtype == DType::bf16 && !l.grad_reduce_16bit));
   std::string overlap = "CommOverlapConfig(tp_comm_overlap=" + std::string(py(l.tp_overlap));

@@ -77,10 +77,25 @@ std::string write_megatron_lm(const Graph& g, const MegatronLayout& l) {
     arg("--recompute-method uniform");
     arg("--recompute-num-layers 1");
   }
+  if (l.fsdp) {
+    // Megatron-LM's Megatron-FSDP user guide (docs/discussions/megatron-fsdp-user-guide): its
+    // required flags; ZeRO-3 sharding of parameters, gradients and optimizer state. Its example
+    // script adds --overlap-param-gather, which under Megatron-FSDP prefetches each layer's
+    // parameter all-gather (what fsdp=1 prices).
+    s += "# Megatron-FSDP (--use-megatron-fsdp) is newer than core_r0.11.0: run it on a release that has it\n";
+    arg("--use-megatron-fsdp");
+    arg("--data-parallel-sharding-strategy optim_grads_params");
+    arg("--no-gradient-accumulation-fusion");
+    arg("--ckpt-format fsdp_dtensor");
+    if (l.hsdp > 1) {  // hybrid sharding: replicas of the shard group, not sharded across
+      arg("--num-distributed-optimizer-instances " + std::to_string(l.hsdp));
+      arg("--outer-dp-sharding-strategy no_shard");
+    }
+  }
   if (l.dist_opt) arg("--use-distributed-optimizer");
   // The cost model overlaps the gradient reduction with the last micro-batch's backward.
   arg("--overlap-grad-reduce");
-  if (l.param_overlap) arg("--overlap-param-gather");
+  if (l.param_overlap || l.fsdp) arg("--overlap-param-gather");
   if (dtype == DType::bf16) arg("--bf16");
   if (dtype == DType::fp16) arg("--fp16");
   // Transformer Engine's delayed-scaling recipe, E4M3 forward and E5M2 backward (what NeMo runs).

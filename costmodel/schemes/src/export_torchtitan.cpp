@@ -113,7 +113,7 @@ std::string write_torchtitan(const Graph& g, const MegatronLayout& l) {
   training.set("local_batch_size", std::to_string(l.pp > 1 ? l.global_batch_size / l.dp : l.micro_batch_size));
   training.set("global_batch_size", std::to_string(l.global_batch_size));
   if (seq > 0) training.set("seq_len", std::to_string(seq));
-  if (l.pp == 1 && micro_batches > 1 && l.dp * l.cp > 1) {
+  if (l.pp == 1 && micro_batches > 1 && l.dp * l.cp > 1 && !l.fsdp) {
     training.note("torchtitan's training loop reduces the gradients after each of the " + std::to_string(micro_batches) +
                   " accumulated micro-batches (no no_sync), the cost model once per iteration: " +
                   std::to_string(micro_batches) + "x the data-parallel traffic priced");
@@ -134,14 +134,20 @@ std::string write_torchtitan(const Graph& g, const MegatronLayout& l) {
   // Data parallelism. DDP (replicate) runs only alone in torchtitan ("DDP has not supported > 1D
   // parallelism"), so beside tp, pp, cp or ep the data-parallel ranks are FSDP2's shard dim.
   const bool ddp = l.tp == 1 && l.pp == 1 && l.cp == 1 && l.ep == 1 && !l.dist_opt;
-  par.set("data_parallel_replicate_degree", std::to_string(ddp ? l.dp : 1));
-  par.set("data_parallel_shard_degree", std::to_string(ddp ? 1 : l.dp));
+  // HSDP (hsdp=R): R replicas of a dp/R shard group.
+  const int replicas = ddp ? l.dp : l.hsdp;
+  par.set("data_parallel_replicate_degree", std::to_string(replicas));
+  par.set("data_parallel_shard_degree", std::to_string(l.dp / replicas));
   if (ddp && l.dp > 1) {
     par.note("DDP keeps float32 parameters and runs the GEMMs under torch.autocast in " +
              std::string(dtype == DType::fp32 ? "float32" : "bfloat16") +
              "; Megatron keeps 16-bit parameters beside float32 master weights");
   }
-  if (!ddp && l.dp * l.cp > 1) {
+  if (l.fsdp) {
+    // Megatron-FSDP as priced: each layer's parameters freed after its forward and gathered
+    // again (prefetched) for its backward, every micro-batch's gradients reduce-scattered.
+    par.set("fsdp_reshard_after_forward", str("always"));
+  } else if (!ddp && l.dp * l.cp > 1) {
     // Parameters gathered once and kept through backward, gradients reduce-scattered,
     // optimizer states and float32 master weights sharded: Megatron's distributed optimizer.
     par.set("fsdp_reshard_after_forward", str("never"));

@@ -31,6 +31,8 @@ std::string spec_of(const MegatronLayout& l) {
   s += flag("sg", l.scatter_gather_sends) + flag("dist_opt", l.dist_opt) + flag("tp_overlap", l.tp_overlap) +
        flag("pp_overlap", l.pp_overlap) + flag("grad_reduce_bf16", l.grad_reduce_16bit) +
        flag("param_overlap", l.param_overlap);
+  if (l.fsdp) s += ",fsdp=1";
+  if (l.hsdp > 1) s += ",hsdp=" + std::to_string(l.hsdp);
   return s;
 }
 
@@ -73,7 +75,11 @@ std::string first_difference(const Graph& g, const Scheme& s, const Scheme& ref,
              ", Megatron-LM stores it " + to_string(ref.param_storage[t]);
     }
   }
-  if (s.regather_in_backward) return "parameters are gathered again for backward (ZeRO-3), which Megatron-LM's layouts do not do";
+  if (s.regather_in_backward != ref.regather_in_backward || s.fsdp != ref.fsdp) {
+    return s.fsdp || ref.fsdp ? "parameters are gathered per layer without FSDP's prefetch"
+                              : "parameters are gathered again for backward (ZeRO-3) without FSDP's prefetch, which "
+                                "Megatron-LM's layouts do not do";
+  }
   if (s.bucket_bytes != ref.bucket_bytes) return "gradient buckets of " + std::to_string(s.bucket_bytes) + " bytes";
   return "";
 }
@@ -88,7 +94,7 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
   if (sbp.size() == 1 && sbp[0] == 1) sbp.clear();
   const bool moe = routed_experts(g) > 0;
   struct Cut {
-    int dp, tp, ep, etp, cp = 1;
+    int dp, tp, ep, etp, cp = 1, hsdp = 1;
   };
   std::vector<Cut> cuts;
   if (sbp.empty()) cuts = {{1, 1, 1, 1}};
@@ -118,6 +124,15 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
       cuts.push_back({1, sbp[1], 1, sbp[1], sbp[0]});
     }
     if (sbp.size() == 3) cuts.push_back({sbp[0], sbp[2], 1, sbp[2], sbp[1]});
+  }
+  // HSDP cuts dp into [replicas, shard group] ([pp, R, dp/R, cp, tp]); only with FSDP.
+  if (s.fsdp && !moe && sbp.size() >= 2) {
+    const int dp = sbp[0] * sbp[1];
+    if (sbp.size() == 2) cuts.push_back({dp, 1, 1, 1, 1, sbp[0]});
+    if (sbp.size() == 3) {
+      cuts.push_back({dp, sbp[2], 1, sbp[2], 1, sbp[0]});
+      if (fused_attention(g)) cuts.push_back({dp, 1, 1, 1, sbp[2], sbp[0]});
+    }
   }
   if (cuts.empty()) {
     out.why_not = "a " + std::to_string(sbp.size()) + "-D data/model mesh: Megatron-LM's is [pp, dp, cp, tp]";
@@ -152,12 +167,14 @@ MegatronMatch match_megatron_layout(const Graph& g, const ClusterSpec& c, const 
       l.recompute = s.recompute;
       l.recompute_modules = s.recompute_modules;
       l.schedule = s.schedule;
-      l.dist_opt = s.shard_optimizer;
+      l.dist_opt = s.shard_optimizer || s.fsdp;  // HSDP's optimizer is sharded within its shard group
       l.tp_overlap = s.overlap_tp_comm;
       l.pp_overlap = s.overlap_p2p_comm;
       l.param_overlap = s.overlap_param_gather;
       l.grad_reduce_16bit = s.grad_reduce_16bit;
       l.scatter_gather_sends = s.scatter_gather_sends;
+      l.fsdp = s.fsdp;
+      l.hsdp = cut.hsdp;
       for (bool sp : {false, true}) {
         if (sp && tp < 2) continue;
         l.sequence_parallel = sp;

@@ -91,6 +91,7 @@ nlohmann::json scheme_to_json(const Scheme& s, const Graph& g) {
   if (s.grad_reduce_16bit) j["grad_reduce_16bit"] = true;
   if (s.overlap_param_gather) j["overlap_param_gather"] = true;
   if (s.overlap_cp_comm) j["overlap_cp_comm"] = true;
+  if (s.fsdp) j["fsdp"] = true;
   return j;
 }
 
@@ -101,7 +102,7 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
           {"format", "name", "model", "mesh", "pipeline_dim", "micro_batches", "virtual_stages", "schedule",
            "recompute", "recompute_modules", "shard_optimizer", "regather_in_backward", "scatter_gather_sends", "bucket_bytes", "ops",
            "param_storage", "overlap_tp_comm", "overlap_p2p_comm", "grad_reduce_16bit",
-           "overlap_param_gather", "overlap_cp_comm"},
+           "overlap_param_gather", "overlap_cp_comm", "fsdp"},
           {"format", "mesh", "ops"});
   if (rd.string(j["format"], "format") != kFormat) rd.fail("format", std::string("must be \"") + kFormat + "\"");
   Scheme s;
@@ -153,10 +154,14 @@ Scheme scheme_from_json(const nlohmann::json& j, const Graph& g, const ClusterSp
                               {"overlap_p2p_comm", &s.overlap_p2p_comm},
                               {"grad_reduce_16bit", &s.grad_reduce_16bit},
                               {"overlap_param_gather", &s.overlap_param_gather},
-                              {"overlap_cp_comm", &s.overlap_cp_comm}}) {
+                              {"overlap_cp_comm", &s.overlap_cp_comm},
+                              {"fsdp", &s.fsdp}}) {
     if (!j.contains(flag)) continue;
     if (!j[flag].is_boolean()) rd.fail(flag, "must be true or false");
     *field = j[flag].get<bool>();
+  }
+  if (s.fsdp && !s.regather_in_backward) {
+    rd.fail("fsdp", "needs regather_in_backward: true (FSDP frees the gathered parameters after forward and gathers them again)");
   }
   if (j.contains("bucket_bytes")) {
     if (!j["bucket_bytes"].is_number() || j["bucket_bytes"].get<double>() <= 0) rd.fail("bucket_bytes", "must be > 0");

@@ -160,11 +160,12 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     int configurations_pruned = 0;
     bool every_configuration_pruned = false;
   };
-  auto search_mesh = [&](size_t i, double to_beat, int jobs, bool full_depth) {
+  // `until_s`: cd-mesh's clock when this mesh's search must end (its pass's deadline).
+  auto search_mesh = [&](size_t i, double to_beat, int jobs, bool full_depth, double until_s) {
     const Candidate& m = order[i];
     Outcome out;
     const double mesh_t0 = elapsed();
-    const double left = limit_s - mesh_t0;
+    const double left = until_s - mesh_t0;
     const std::string name = mesh_label(m.m);
     auto line = [&, i](const std::string& what) {
       ctx.progress("cd-mesh " + name + " (" + std::to_string(i + 1) + "/" + std::to_string(order.size()) +
@@ -205,7 +206,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     SearchOptions o = ctx.options();
     o.mesh_shape = m.m.mesh;
     o.pipeline_dim = m.m.pipeline_dim;
-    o.time_limit_s = std::max(0.0, limit_s - elapsed());
+    o.time_limit_s = std::max(0.0, until_s - elapsed());
     o.stage_compute_bound_s = m.bound.stage_compute_by_recompute_s;
     o.beat_iteration_s = to_beat;
     o.deepen_below_s = descend_below;
@@ -244,7 +245,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
         if (!deep) r.note += " (plain descent: the probe is not within " + percent(kDeepenMargin) + " of the best found)";
         // The partition again from the scheme found (rebalance.hpp).
         if (rebalance_stages(g, c, child.tables().options(), r.scheme, r.report,
-                             limit_s - elapsed())) {
+                             until_s - elapsed())) {
           r.note += ", stages rebalanced";
           row["rebalanced"] = true;
         }
@@ -264,6 +265,8 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
         if (r.scheme.shard_optimizer && !r.scheme.overlap_param_gather) {
           try_overlap(&costmodel::Scheme::overlap_param_gather, ", param_overlap");
         }
+        // ZeRO-3 storage gathered per layer: FSDP's prefetch of each layer's gather.
+        if (r.scheme.regather_in_backward && !r.scheme.fsdp) try_overlap(&costmodel::Scheme::fsdp, ", fsdp prefetch");
         note(r);
         out.found.push_back(std::move(r));
       }
@@ -274,11 +277,11 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
   // Meshes go in waves of kWave, searched in parallel with --jobs, each against the best found
   // before its wave: what is pruned and deepened does not depend on the number of threads.
   const int jobs = ctx.options().jobs;
-  auto run_wave = [&](const std::vector<size_t>& meshes, double to_beat, bool full_depth) {
+  auto run_wave = [&](const std::vector<size_t>& meshes, double to_beat, bool full_depth, double until_s) {
     std::vector<Outcome> outcomes(meshes.size());
     const int inner_jobs = std::max(1, jobs / static_cast<int>(meshes.size()));
     parallel_for(static_cast<int>(meshes.size()), jobs,
-                 [&](int w) { outcomes[w] = search_mesh(meshes[w], to_beat, inner_jobs, full_depth); });
+                 [&](int w) { outcomes[w] = search_mesh(meshes[w], to_beat, inner_jobs, full_depth, until_s); });
     return outcomes;
   };
   // Offers a mesh's candidates (their notes ending in `suffix`); returns the best of them.
@@ -309,7 +312,7 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
     }
     if (wave.empty()) break;
     if (limit_s - elapsed() <= 0) break;  // the rest: not reached
-    std::vector<Outcome> outcomes = run_wave(wave, to_beat, false);
+    std::vector<Outcome> outcomes = run_wave(wave, to_beat, false, limit_s);
     for (size_t w = 0; w < wave.size(); ++w) {
       Outcome& out = outcomes[w];
       configs_pruned += out.configurations_pruned;
@@ -354,7 +357,9 @@ std::vector<SearchResult> run_cd_mesh(SearchContext& ctx, std::string& skip) {
       }
     }
     if (wave.empty()) continue;
-    std::vector<Outcome> outcomes = run_wave(wave, to_beat, true);
+    // Its meshes end by the second pass's deadline, so cd-mesh leaves the rest of its share to
+    // the methods after it.
+    std::vector<Outcome> outcomes = run_wave(wave, to_beat, true, second_pass_until);
     for (size_t w = 0; w < wave.size(); ++w) {
       nlohmann::json& row = tried[rows[w]];
       const std::optional<costmodel::CostReport> mesh_best = offer_mesh(outcomes[w], " (second pass)");

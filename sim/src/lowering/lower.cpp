@@ -65,6 +65,7 @@ class Lowerer {
     n_ops_ = static_cast<int>(plan.ops.size());
     index_chunks();
     place_regathers(scheme);
+    index_fsdp_layers();
     oversubscribed_ = cluster.nodes > 1 && cluster.inter.topology == "fat-tree" && cluster.inter.oversubscription > 1;
     choose_fold_and_merge(scheme, cluster.gpus_per_node, opt);
     choose_channels(cluster.inter.nics_per_node);
@@ -72,8 +73,12 @@ class Lowerer {
   }
 
   void run() {
-    out_.program = Program(pl_.devices(), kFirstPipelineStream + links_colors_);
+    // FSDP's prefetched parameter gathers get a stream of their own after the pipeline's, as
+    // FSDP2 and Megatron-FSDP run them on their own CUDA stream beside the compute's collectives.
+    param_stream_ = fsdp_ ? kFirstPipelineStream + links_colors_ : -1;
+    out_.program = Program(pl_.devices(), kFirstPipelineStream + links_colors_ + (fsdp_ ? 1 : 0));
     prog_ = &out_.program;
+    if (fsdp_) prog_->set_stream_name(param_stream_, "fsdp gather");
     prog_->set_stream_name(kBoxingStream, "boxing");
     prog_->set_stream_name(kGradSyncStream, "grad sync");
     for (int c = 0; c < links_colors_; ++c) prog_->set_stream_name(kFirstPipelineStream + c, "pipeline " + std::to_string(c));
@@ -92,6 +97,7 @@ class Lowerer {
       st.ahead.assign(active_pos_.size(), {});
       st.hiding_start.assign(active_pos_.size(), {});
       st.held.assign(active_pos_.size(), {});
+      st.prefetched.assign(active_pos_.size(), {});
     }
     record_overlaps();
     emit_units();
@@ -120,6 +126,10 @@ class Lowerer {
     std::vector<std::vector<TaskId>> ahead, hiding_start, held;
     int ahead_op = -1, hiding_op = -1;
     bool ahead_fwd = true, hiding_fwd = true;
+    // FSDP, per computing position: the gathers of layer `prefetched_layer` issued ahead, which
+    // its first compute waits for (-1: none in flight).
+    std::vector<std::vector<TaskId>> prefetched;
+    int prefetched_layer = -1;
   };
 
   // ---- static structure --------------------------------------------------------------
@@ -187,6 +197,18 @@ class Lowerer {
         regather_at_[static_cast<size_t>(launcher)].push_back({i, k});
       }
     }
+  }
+
+  // FSDP (IterationPlan::fsdp): each op's layer (costmodel::fsdp_layers, as evaluate() groups
+  // them) and each layer's ops.
+  void index_fsdp_layers() {
+    fsdp_ = plan_.fsdp;
+    if (!fsdp_) return;
+    std::vector<int> stage(static_cast<size_t>(n_ops_));
+    for (int i = 0; i < n_ops_; ++i) stage[static_cast<size_t>(i)] = plan_.ops[static_cast<size_t>(i)].stage;
+    layer_ = costmodel::fsdp_layers(g_, stage);
+    layer_ops_.assign(n_ops_ > 0 ? static_cast<size_t>(layer_.back()) + 1 : 0, {});
+    for (int i = 0; i < n_ops_; ++i) layer_ops_[static_cast<size_t>(layer_[static_cast<size_t>(i)])].push_back(i);
   }
 
   static void add_unique(std::vector<int>& v, int x) {
@@ -593,6 +615,74 @@ class Lowerer {
     }
   }
 
+  // FSDP: the parameter gathers of `layer`'s ops (forward: their `fwd` paths; backward: the
+  // re-gathers, `bwd`) on the FSDP stream of stage s, after what the stage has done so far; per
+  // computing position, the tasks a compute waits for to use them.
+  std::vector<std::vector<TaskId>> fsdp_gathers(int s, int layer, bool fwd, int mb) {
+    flush(s);
+    StageState& st = state_[static_cast<size_t>(s)];
+    std::vector<std::vector<TaskId>> done(active_pos_.size());
+    std::vector<TaskId> prev(active_pos_.size(), -1);  // per computing position, the last gather
+    for (int op : layer_ops_[static_cast<size_t>(layer)]) {
+      for (const PlannedInput& in : plan_.ops[static_cast<size_t>(op)].inputs) {
+        if (in.role != InputRole::parameter) continue;
+        const std::string name = (fwd ? "fsdp gather " : "fsdp regather ") + tensor_name(in.tensor);
+        for (const BoxingStep& step : fwd ? in.fwd : in.bwd) {
+          std::vector<std::pair<size_t, TaskId>> added;
+          for (const std::vector<int>& grp : boxing_groups_[static_cast<size_t>(step.dim)]) {
+            Task t = step_task(step, Phase::boxing, param_stream_, name, s);
+            t.micro_batch = mb;
+            for (int pos : grp) {
+              t.devices.push_back(pl_.device(s, pos));
+              const auto ai = static_cast<size_t>(rep_index_[static_cast<size_t>(pos)]);
+              t.deps.insert(t.deps.end(), st.pending[ai].begin(), st.pending[ai].end());
+              t.deps.push_back(st.last_compute[ai]);
+              t.deps.push_back(prev[ai]);
+            }
+            t.deps = unique(std::move(t.deps));
+            const TaskId id = add(std::move(t), step.time_s);
+            for (int pos : grp)
+              if (index_[static_cast<size_t>(pos)] >= 0) added.emplace_back(static_cast<size_t>(index_[static_cast<size_t>(pos)]), id);
+          }
+          for (const auto& [ai, id] : added) {
+            prev[ai] = id;
+            done[ai].push_back(id);
+          }
+        }
+      }
+    }
+    return done;
+  }
+
+  // FSDP: stage s enters `layer` (forward, or backward when !fwd) in chunk c: its next compute
+  // waits for the layer's gathers, prefetched while the previous layer ran (or issued now, for
+  // the first layer of the pass), and the gathers of the layer after it in this pass (the next
+  // one forward, the previous one backward) are issued to run under this layer's compute.
+  void fsdp_enter(int s, int c, int layer, bool fwd, int mb) {
+    StageState& st = state_[static_cast<size_t>(s)];
+    std::vector<std::vector<TaskId>> mine;
+    if (st.prefetched_layer == layer) mine.swap(st.prefetched);
+    else mine = fsdp_gathers(s, layer, fwd, mb);
+    st.prefetched_layer = -1;
+    st.prefetched.assign(active_pos_.size(), {});
+    const int next = fwd ? layer + 1 : layer - 1;
+    if (next >= 0 && next < static_cast<int>(layer_ops_.size()) &&
+        op_chunk_[static_cast<size_t>(layer_ops_[static_cast<size_t>(next)].front())] == c) {
+      st.prefetched = fsdp_gathers(s, next, fwd, mb);
+      st.prefetched_layer = next;
+    }
+    for (size_t ai = 0; ai < active_pos_.size(); ++ai)
+      st.pending[ai].insert(st.pending[ai].end(), mine[ai].begin(), mine[ai].end());
+  }
+
+  // FSDP: a pass ends; nothing prefetched crosses into the next unit (evaluate() prefetches
+  // within a pass only).
+  void fsdp_leave(int s) {
+    StageState& st = state_[static_cast<size_t>(s)];
+    st.prefetched_layer = -1;
+    st.prefetched.assign(active_pos_.size(), {});
+  }
+
   // Per computing position, a send of `bytes` from stage `from` to stage `to` after what
   // stage `from` has done so far (its last compute and the collectives since).
   std::vector<TaskId> send(int from, int to, double bytes, double expected_s, const std::string& name, int mb,
@@ -640,12 +730,17 @@ class Lowerer {
   // ---- units ----------------------------------------------------------------------------
 
   void forward_unit(int s, int c, int mb) {
+    int layer = -1;
     for (int op : chunk_ops_[static_cast<size_t>(c)]) {
       const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
+      if (fsdp_ && layer_[static_cast<size_t>(op)] != layer) {
+        layer = layer_[static_cast<size_t>(op)];
+        fsdp_enter(s, c, layer, true, mb);
+      }
       for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
         const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
         if (in.role == InputRole::parameter) {
-          boxing(s, in.fwd, "gather " + tensor_name(in.tensor), mb);
+          if (!fsdp_) boxing(s, in.fwd, "gather " + tensor_name(in.tensor), mb);
         } else if (in.role == InputRole::activation) {
           if (in.cross_stage) {
             wait_for(s, take_sent(true, op, k, mb));
@@ -654,7 +749,7 @@ class Lowerer {
           boxing(s, in.fwd, tensor_name(in.tensor), mb, true, in.fwd_hidden_under, true);
         }
       }
-      compute(s, op, po.fwd_s, Phase::forward, mb, false);
+      compute(s, op, po.fwd_s + po.fsdp_fwd_sm_s, Phase::forward, mb, false);
       for (const Edge& e : cross_consumers_[static_cast<size_t>(op)]) {
         const PlannedOp& consumer = plan_.ops[static_cast<size_t>(e.op)];
         const PlannedInput& in = consumer.inputs[static_cast<size_t>(e.k)];
@@ -663,15 +758,21 @@ class Lowerer {
       }
     }
     finish_unit(s);
+    if (fsdp_) fsdp_leave(s);
     p2p_contention(s, mb);
   }
 
   void backward_unit(int s, int c, int mb) {
     const bool last = last_bwd_mb_[static_cast<size_t>(c)] == mb;
     const auto& ops = chunk_ops_[static_cast<size_t>(c)];
+    int layer = -1;
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       const int op = *it;
       const PlannedOp& po = plan_.ops[static_cast<size_t>(op)];
+      if (fsdp_ && layer_[static_cast<size_t>(op)] != layer) {
+        layer = layer_[static_cast<size_t>(op)];
+        fsdp_enter(s, c, layer, false, mb);
+      }
       for (const Edge& e : cross_consumers_[static_cast<size_t>(op)]) {
         const PlannedInput& in = plan_.ops[static_cast<size_t>(e.op)].inputs[static_cast<size_t>(e.k)];
         if (!in.bwd_send) continue;
@@ -679,7 +780,7 @@ class Lowerer {
         boxing(s, in.bwd_send_gather, "gather recv grad " + tensor_name(in.tensor), mb);  // scatter/gather
       }
       for (const PlannedInput& in : po.inputs)
-        if (in.role == InputRole::parameter) boxing(s, in.bwd, "regather " + tensor_name(in.tensor), mb);
+        if (in.role == InputRole::parameter && !fsdp_) boxing(s, in.bwd, "regather " + tensor_name(in.tensor), mb);
       if (po.recompute) {  // the forward re-runs from the checkpoint, collectives included
         for (const PlannedInput& in : po.inputs)
           if (in.role == InputRole::activation) boxing(s, in.fwd, "recompute " + tensor_name(in.tensor), mb);
@@ -689,8 +790,9 @@ class Lowerer {
         boxing(s, in.bwd_regather, "regather for wgrad " + tensor_name(in.tensor), mb, /*waited=*/false);
       }
       if (po.recompute_s > 0) compute(s, op, po.recompute_s, Phase::recompute, mb, false);
-      const bool record = last && bucket_op_[static_cast<size_t>(op)];
-      compute(s, op, po.bwd_s, Phase::backward, mb, record);
+      // FSDP reduce-scatters every micro-batch's gradients: its buckets wait for this one's too.
+      const bool record = (last || fsdp_) && bucket_op_[static_cast<size_t>(op)];
+      compute(s, op, po.bwd_s + po.fsdp_bwd_sm_s, Phase::backward, mb, record);
       if (record) flush(s);  // a bucket waits for exactly this op
       for (int k = 0; k < static_cast<int>(po.inputs.size()); ++k) {
         const PlannedInput& in = po.inputs[static_cast<size_t>(k)];
@@ -704,6 +806,12 @@ class Lowerer {
       }
     }
     finish_unit(s);
+    if (fsdp_) {
+      fsdp_leave(s);
+      // The stage's backward of this micro-batch ends with its first chunk (c == s): its
+      // gradients are reduce-scattered now; the last micro-batch's by emit_buckets.
+      if (!last && c == s) emit_stage_buckets(s);
+    }
   }
 
   bool emitted(bool forward, int c, int mb) const {
@@ -761,8 +869,14 @@ class Lowerer {
   // ---- gradient sync and optimizer -----------------------------------------------------
 
   void emit_buckets() {
+    for (int s = 0; s < S_; ++s) emit_stage_buckets(s);
+  }
+
+  // Stage s's gradient buckets, each after the compute of the ops whose gradients it carries
+  // (op_task_: the micro-batch last recorded).
+  void emit_stage_buckets(int s) {
     const std::vector<char> all(static_cast<size_t>(pl_.positions()), 1);
-    for (int s = 0; s < S_; ++s) {
+    {
       int n = 0;
       for (const costmodel::PlannedBucket& b : plan_.buckets[static_cast<size_t>(s)]) {
         const std::string name = "bucket " + std::to_string(n++);
@@ -840,6 +954,11 @@ class Lowerer {
   int gpus_per_node_ = 1;
   int S_ = 1, m_ = 1, v_ = 1, C_ = 1, n_ops_ = 0;
   bool merge_ = false;
+  // FSDP (IterationPlan::fsdp): per op its layer, per layer its ops, and the gathers' stream.
+  bool fsdp_ = false;
+  std::vector<int> layer_;
+  std::vector<std::vector<int>> layer_ops_;
+  int param_stream_ = -1;
   bool oversubscribed_ = false;  // a fat tree whose leaves have less uplink than downlink
   std::vector<int> op_chunk_;
   std::vector<std::vector<int>> chunk_ops_, fwd_in_, bwd_in_;

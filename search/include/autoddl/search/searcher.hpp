@@ -4,8 +4,8 @@
 // SearchContext, so CD, neighbourhood CD, the ILP and the DP price the same objective, and the
 // ILP's bound measures how far each of them is from the optimum.
 #pragma once
-#include <chrono>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>

@@ -34,6 +34,11 @@ inline int forward_boxing_runs(bool reader_recomputed) { return reader_recompute
 // scheme regathers (ZeRO-3 frees the gathered weight after forward).
 inline int param_gather_runs(bool regather_in_backward) { return regather_in_backward ? 2 : 1; }
 
+// FSDP's layers (Scheme::fsdp), per op: the index of its layer, a run of consecutive ops with
+// one block label on one stage (ops outside a block make layers of their own between blocks).
+// FSDP gathers a layer's parameters together and prefetches the next layer's.
+std::vector<int> fsdp_layers(const Graph& graph, const std::vector<int>& op_stage);
+
 // One point-to-point send of `bytes` across a stage boundary on the pipeline dim's link.
 inline double stage_send_s(const LinkTier& tier, double bytes) { return tier.alpha_s + bytes * tier.beta_s_per_byte; }
 

@@ -62,6 +62,10 @@ struct PlannedOp {
   // userbuffers' kernels take, OpCompute::tp_chunk_*_extra_s and tp_bwd_sm_share).
   double tp_fwd_hidden_s = 0, tp_bwd_hidden_s = 0;
   double tp_fwd_extra_s = 0, tp_bwd_extra_s = 0;
+  // FSDP (Scheme::fsdp): what the SMs of this op's prefetched parameter gathers cost the
+  // neighbouring layer's compute they hide under, forward and backward (sm_contention.hpp),
+  // charged with the op's exposed gather; a replay adds it to the op's compute.
+  double fsdp_fwd_sm_s = 0, fsdp_bwd_sm_s = 0;
   std::vector<PlannedInput> inputs;  // one per op input, in order
 };
 
@@ -91,6 +95,10 @@ struct IterationPlan {
   std::vector<int> sbp_dim_of_mesh;  // per mesh dim: its SBP dim, -1 for the pipeline dim
   int stages = 1, micro_batches = 1, virtual_stages = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  // Scheme::fsdp: each layer's (fsdp_layers) parameter gathers are prefetched under its
+  // neighbour's compute, and every micro-batch's gradients are reduce-scattered (`buckets`,
+  // once per micro-batch).
+  bool fsdp = false;
   LinkTier pipeline_tier;    // α-β of a stage-boundary send
   std::vector<PlannedOp> ops;                      // per graph op
   std::vector<std::vector<PlannedBucket>> buckets;  // per stage, in the order they sync

@@ -52,6 +52,16 @@ struct Scheme {
   // and dK, dV). Off: the KV exchange is a plain all-gather / reduce-scatter (cp_comm_type
   // all_gather, or any searched scheme that gathers them).
   bool overlap_cp_comm = false;
+  // Fully sharded data parallelism as Megatron-FSDP (--use-megatron-fsdp
+  // --data-parallel-sharding-strategy optim_grads_params) and PyTorch FSDP2 run it, on a scheme
+  // whose parameters are stored split (param_storage) and gathered again for backward
+  // (regather_in_backward): each layer's parameter all-gather is prefetched under the previous
+  // layer's forward, its backward re-gather under the next layer's backward (boxing_plan.cpp), two
+  // layers' gathered parameters and one layer's gradients are held at a time (stage_memory.cpp),
+  // and every micro-batch's gradients are reduce-scattered into the shards under its backward
+  // (sharded gradients leave no full buffer to accumulate in; grad_buckets.cpp). Off: ZeRO-3 as
+  // `zero3` prices it, every gather on the critical path.
+  bool fsdp = false;
   std::vector<int> op_chunk;          // per op, pipeline chunk (stage = chunk % stages); empty = 0
   int virtual_stages = 1;             // interleaved 1F1B: chunks per stage (v)
   int micro_batches = 1;              // per iteration (gradient accumulation or pipeline)

@@ -31,6 +31,10 @@ struct MegatronLayout {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool dist_opt = false, tp_overlap = false, pp_overlap = false, param_overlap = false;
   bool grad_reduce_16bit = false, scatter_gather_sends = true;
+  // Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params), and
+  // with hsdp > 1 hybrid sharding over hsdp replicas (--num-distributed-optimizer-instances).
+  bool fsdp = false;
+  int hsdp = 1;
   std::string spec;  // the megatron: spec that lowers to the scheme
 };
 
