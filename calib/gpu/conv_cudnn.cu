@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
         // convolution API has no FP8 forward at all.
         std::unique_ptr<Conv> cp;
         std::string why;
-        if (dtype == "fp8") {
-          why = "conv_cudnn measures fp32 / fp16 / bf16; FP8 convolution is not a cuDNN forward algorithm";
+        if (dtype == "fp8" || dtype == "mxfp8" || dtype == "nvfp4") {
+          why = "conv_cudnn measures fp32 / fp16 / bf16; FP8 and FP4 convolution is not a cuDNN forward algorithm";
         } else {
           try {
             cp = std::make_unique<Conv>(batch, shape, dtype, opt.tf32);

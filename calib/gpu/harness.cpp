@@ -35,8 +35,9 @@ std::string g_cupti_note;  // why kernel times are missing, once
                "      --cupti-iters N    iterations traced with CUPTI for kernel time (default 5; 0 off)\n"
                "  -c, --check 0|1        verify results where possible (default 1)\n"
                "  -g, --ngpus N          GPUs to use (default: all visible)\n"
-               "      --dtypes LIST      fp32,fp16,bf16,fp8 (default fp32,fp16,bf16, and fp8 for GEMMs on\n"
-               "                         compute capability 8.9+; conv: fp8 rows are skipped)\n"
+               "      --dtypes LIST      fp32,fp16,bf16,fp8,mxfp8,nvfp4 (default fp32,fp16,bf16, and for GEMMs\n"
+               "                         fp8 on compute capability 8.9+, mxfp8 and nvfp4 on 10.0+; conv:\n"
+               "                         fp8, mxfp8 and nvfp4 rows are skipped)\n"
                "      --fp8-fast-accum   gemm fp8: cuBLASLt fast accumulation (default: full precision)\n"
                "      --dims LIST        M/N/K values of the GEMM grid\n"
                "      --batch N          conv batch size (default 32)\n"
@@ -159,7 +160,9 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
       o.dtypes = split(value(i));
       o.dtypes_given = true;
       for (const std::string& d : o.dtypes) {
-        if (d != "fp32" && d != "fp16" && d != "bf16" && d != "fp8") usage(info, "unknown dtype '" + d + "'");
+        if (d != "fp32" && d != "fp16" && d != "bf16" && d != "fp8" && d != "mxfp8" && d != "nvfp4") {
+          usage(info, "unknown dtype '" + d + "'");
+        }
       }
     } else if (a == "--dims") {
       o.dims.clear();
@@ -208,7 +211,7 @@ Options parse_options(int argc, char** argv, const BenchInfo& info) {
   return o;
 }
 
-size_t dtype_size(const std::string& dtype) { return dtype == "fp32" ? 4 : dtype == "fp8" ? 1 : 2; }
+size_t dtype_size(const std::string& dtype) { return dtype == "fp32" ? 4 : dtype == "fp8" || dtype == "mxfp8" ? 1 : 2; }
 
 // ---- Report --------------------------------------------------------------------------------
 

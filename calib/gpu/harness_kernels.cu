@@ -39,7 +39,10 @@ void fill_random(void* p, size_t n, const std::string& dtype, uint32_t seed, cud
   if (dtype == "fp32") return launch<float>(p, n, seed, s);
   if (dtype == "fp16") return launch<__half>(p, n, seed, s);
   if (dtype == "bf16") return launch<__nv_bfloat16>(p, n, seed, s);
-  if (dtype == "fp8") return launch<__nv_fp8_e4m3>(p, n, seed, s);
+  if (dtype == "fp8" || dtype == "mxfp8") return launch<__nv_fp8_e4m3>(p, n, seed, s);
+  // E2M1 pairs: any byte is two valid FP4 values (the format has no NaN or infinity); random E4M3
+  // bytes serve.
+  if (dtype == "nvfp4") return launch<__nv_fp8_e4m3>(p, (n + 1) / 2, seed, s);
   throw CalibError("fill_random", __FILE__, __LINE__, "unknown dtype " + dtype);
 }
 

@@ -243,3 +243,31 @@ TEST_CASE("fp32 convs run with TF32 allowed are left out of the FP32 efficiency 
     return n.find("conv_cudnn.json: left out 4 fp32 conv rows run with TF32 allowed") != std::string::npos;
   }));
 }
+
+TEST_CASE("block-scaled GEMM rows (mxfp8, nvfp4) are kept out of the fit with a note, not refused",
+          "[calib][fit]") {
+  MeasurementFile m;
+  m.path = "gemm_cublaslt.json";
+  m.device = "NVIDIA B200";
+  for (double n : {1024.0, 2048.0, 4096.0}) {
+    const double flops = 2 * n * n * n;
+    MeasurementRow bf16 = kernel_row("gemm", flops, 6 * n * n, flops / 1500e12 * 1e6);
+    bf16.dtype = "bf16";
+    m.rows.push_back(bf16);
+    for (const char* dtype : {"mxfp8", "nvfp4"}) {
+      MeasurementRow lp = kernel_row("gemm", flops, 3 * n * n, flops / 3000e12 * 1e6);
+      lp.dtype = dtype;
+      lp.shape = {{"layout", "TN"}, {"output", "bf16"}, {"scale_block", dtype == std::string("mxfp8") ? "32" : "16"}};
+      m.rows.push_back(lp);
+    }
+  }
+  FitOptions opt;
+  opt.peak_flops_per_s[DType::bf16] = 2250e12;
+  const FitResult r = fit_calibration({}, {m}, opt);
+  const auto* e = r.calibration.find_efficiency("matmul", DType::bf16);
+  REQUIRE(e);
+  CHECK(e->shapes == 3);  // the bf16 rows only
+  CHECK(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("gemm_cublaslt.json: left out 6 block-scaled GEMM rows (mxfp8, nvfp4)") != std::string::npos;
+  }));
+}
